@@ -1,0 +1,204 @@
+"""CE-Judge programs: `PointwiseJudge` (a score on the task's scale) and `PairwiseJudge` (A or B).
+
+One item's journey, as the method prescribes:
+  concepts of the original texts | English translations          (all at once)
+  -> checklist response->instruction | instruction->response      (per response, all at once)
+  -> judgment on the untranslated texts plus the concatenated checklist(s)
+Stage attributes (`concepts`, `translate`, `checklist_r2i`, `checklist_i2r`, `judge`) key the saved
+program JSON: keep their names. No LM lives here: choose it with `dspy.context(lm=...)`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Literal
+
+import dspy
+
+from ._sync import run_sync
+from .errors import InputError, TaskError
+from .languages import is_english, language_name, normalize_language
+from .results import JudgeResult, OrderResult, reconcile, swap_verdict, unparsed
+from .shared import SharedWork
+from .stages import (
+    ChecklistFromInstruction,
+    ChecklistFromResponse,
+    Concepts,
+    ScoreJudgment,
+    StageFailure,
+    Translate,
+    VerdictJudgment,
+)
+from .tasks import TaskSpec, load_task
+from .translate import Translator, make_translator
+from .usage import Usage, collecting
+
+
+def require_text(value: Any, field: str, item: str | None = None) -> str:
+    """Texts must be non-empty strings; the error names the item and the field."""
+    if value is None:
+        raise InputError("is missing", item=item, field=field)
+    if not isinstance(value, str):
+        raise InputError(f"must be text, got {type(value).__name__}", item=item, field=field)
+    if not value.strip():
+        raise InputError("is empty", item=item, field=field)
+    return value
+
+
+class _CEJudge(dspy.Module):
+    """The stages and the shared-work plumbing both judges use."""
+
+    mode: Literal["pointwise", "pairwise"]
+
+    def __init__(self, task: str | TaskSpec, translator: str | Translator = "llm") -> None:
+        super().__init__()
+        self.spec = load_task(task)
+        if self.spec.mode != self.mode:
+            raise TaskError(f"task '{self.spec.name}' is {self.spec.mode}; use the {self.spec.mode} judge")
+        self.concepts = Concepts()
+        self.translate = Translate()
+        self.checklist_r2i = ChecklistFromResponse()
+        self.checklist_i2r = ChecklistFromInstruction()
+        # "llm" goes through the `translate` stage above (tunable, shared, cached per LM);
+        # other translators are external services behind the Translator protocol.
+        self.translator = None if translator == "llm" else (
+            translator if not isinstance(translator, str) else make_translator(translator)
+        )
+        self.shared = SharedWork()
+
+    async def _shared(self, name: str, stage: dspy.Module, **inputs: Any) -> dspy.Prediction:
+        return await self.shared.get(name, stage, inputs, lambda: stage.acall(**inputs))
+
+    async def _concepts(self, text: str, kind: str) -> list[str]:
+        pred = await self._shared("concepts", self.concepts, task=self.spec.task, kind=kind, text=text)
+        return pred.concepts
+
+    async def _english(self, text: str, language: str) -> str:
+        if is_english(language):
+            return text  # English is never translated
+        if self.translator is not None:
+            return await self.translator.translate(text, language)
+        pred = await self._shared(
+            "translate", self.translate, source_language=language_name(language), text=text
+        )
+        return pred.english
+
+    async def _checklist(self, instruction_concepts: list[str], response_concepts: list[str],
+                         english_instruction: str, english_response: str) -> dict[str, list[str]]:
+        r2i, i2r = await asyncio.gather(
+            self._shared("checklist_r2i", self.checklist_r2i, task=self.spec.task,
+                         instruction_concepts=instruction_concepts, response=english_response),
+            self._shared("checklist_i2r", self.checklist_i2r, task=self.spec.task,
+                         instruction=english_instruction, response_concepts=response_concepts),
+        )
+        return {"response_to_instruction": r2i.checklist, "instruction_to_response": i2r.checklist}
+
+    def forward(self, **kwargs: Any) -> dspy.Prediction:
+        return run_sync(self.aforward(**kwargs))
+
+
+class PointwiseJudge(_CEJudge):
+    """Score one response (e.g. a literary translation of a source passage) on the task's scale."""
+
+    mode = "pointwise"
+
+    def __init__(self, task: str | TaskSpec = "literary", translator: str | Translator = "llm") -> None:
+        super().__init__(task, translator)
+        self.judge = ScoreJudgment()
+
+    async def aforward(self, instruction: str, response: str, language: str = "en",
+                       response_language: str | None = None) -> dspy.Prediction:
+        instruction = require_text(instruction, "instruction")
+        response = require_text(response, "response")
+        language = normalize_language(language)
+        response_language = normalize_language(response_language) if response_language else language
+        usage = Usage()
+        found: dict[str, Any] = {"usage": usage}
+        with collecting(usage):
+            try:
+                ic, rc, it, rt = await asyncio.gather(
+                    self._concepts(instruction, "instruction"), self._concepts(response, "response"),
+                    self._english(instruction, language), self._english(response, response_language),
+                )
+                found["concepts"] = {"instruction": ic, "response": rc}
+                found["translations"] = _translations(instruction=(instruction, it), response=(response, rt))
+                parts = await self._checklist(ic, rc, it, rt)
+                found["checklist_parts"] = {"response": parts}
+                checklist = parts["response_to_instruction"] + parts["instruction_to_response"]
+                found["checklists"] = {"response": checklist}
+                pred = await self.judge.acall(
+                    task=self.spec.task, criteria=self.spec.criteria, scale=self.spec.scale,
+                    instruction=instruction, response=response, checklist=checklist,
+                )
+            except StageFailure as failure:
+                return unparsed("pointwise", failure.stage, failure.reason, **found).to_prediction()
+        result = JudgeResult(mode="pointwise", status="ok", score=pred.score, feedback=pred.feedback,
+                             answers=list(pred.answers), **found)
+        return result.to_prediction()
+
+
+class PairwiseJudge(_CEJudge):
+    """Pick the better of two responses; by default judged in both orders and reconciled."""
+
+    mode = "pairwise"
+
+    def __init__(self, task: str | TaskSpec = "chat", translator: str | Translator = "llm",
+                 orders: Literal["both", "single"] = "both") -> None:
+        super().__init__(task, translator)
+        if orders not in ("both", "single"):
+            raise InputError(f"orders must be 'both' or 'single', got {orders!r}", field="orders")
+        self.orders = orders
+        self.judge = VerdictJudgment()
+
+    async def aforward(self, instruction: str, response_a: str, response_b: str,
+                       language: str = "en") -> dspy.Prediction:
+        instruction = require_text(instruction, "instruction")
+        a, b = require_text(response_a, "response_a"), require_text(response_b, "response_b")
+        language = normalize_language(language)
+        usage = Usage()
+        found: dict[str, Any] = {"usage": usage}
+        with collecting(usage):
+            try:
+                ic, ac, bc, it, at, bt = await asyncio.gather(
+                    self._concepts(instruction, "instruction"), self._concepts(a, "response"),
+                    self._concepts(b, "response"), self._english(instruction, language),
+                    self._english(a, language), self._english(b, language),
+                )
+                found["concepts"] = {"instruction": ic, "a": ac, "b": bc}
+                found["translations"] = _translations(instruction=(instruction, it), a=(a, at), b=(b, bt))
+                parts_a, parts_b = await asyncio.gather(self._checklist(ic, ac, it, at),
+                                                        self._checklist(ic, bc, it, bt))
+            except StageFailure as failure:
+                return unparsed("pairwise", failure.stage, failure.reason, **found).to_prediction()
+            found["checklist_parts"] = {"a": parts_a, "b": parts_b}
+            ca, cb = (p["response_to_instruction"] + p["instruction_to_response"] for p in (parts_a, parts_b))
+            found["checklists"] = {"a": ca, "b": cb}
+            # The swapped order reuses the checklists: only the judgment is repeated.
+            plan = [("AB", a, b, ca, cb)] + ([("BA", b, a, cb, ca)] if self.orders == "both" else [])
+            orders = list(await asyncio.gather(*(self._judge_order(instruction, *p) for p in plan)))
+        verdict, consistent = reconcile(orders)
+        if verdict is None:
+            failed = next(o for o in orders if o.verdict is None)
+            return unparsed("pairwise", "VerdictJudgment", f"order {failed.order}: {failed.error}",
+                            orders=orders, **found).to_prediction()
+        result = JudgeResult(mode="pairwise", status="ok", verdict=verdict, consistent=consistent,
+                             feedback=orders[0].feedback, answers=orders[0].answers, orders=orders, **found)
+        return result.to_prediction()
+
+    async def _judge_order(self, instruction: str, order: Literal["AB", "BA"], first: str, second: str,
+                           checklist_first: list[str], checklist_second: list[str]) -> OrderResult:
+        try:
+            pred = await self.judge.acall(
+                task=self.spec.task, criteria=self.spec.criteria, instruction=instruction,
+                response_a=first, response_b=second, checklist_a=checklist_first, checklist_b=checklist_second,
+            )
+        except StageFailure as failure:
+            return OrderResult(order=order, verdict=None, shown_verdict=None, error=failure.reason)
+        mapped = pred.verdict if order == "AB" else swap_verdict(pred.verdict)
+        return OrderResult(order=order, verdict=mapped, shown_verdict=pred.verdict,
+                           answers=list(pred.answers), feedback=pred.feedback)
+
+
+def _translations(**pairs: tuple[str, str]) -> dict[str, str]:
+    """Keep only the texts that were actually translated (English passes through untouched)."""
+    return {name: english for name, (original, english) in pairs.items() if english != original}

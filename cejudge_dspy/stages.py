@@ -1,0 +1,151 @@
+"""Stage modules: one typed signature each, plus the output checks DSPy's types cannot express.
+
+A stage call either returns a checked `dspy.Prediction` or raises `StageFailure` with the reason;
+the judges turn a failure into an explicit unparsed outcome. A malformed output is retried once
+through the other adapter (ChatAdapter already falls back to JSONAdapter on a parse error, so a
+parse error under ChatAdapter is final; a failed check, or a failure under any other adapter, gets
+one more try through the other one).
+"""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from typing import Any
+
+import dspy
+from dspy.utils.exceptions import AdapterParseError
+
+from . import signatures as sig
+from .usage import record_call
+
+
+class StageFailure(Exception):
+    """A stage's output could not be parsed or failed its check, after the retry."""
+
+    def __init__(self, stage: str, reason: str, raw: str | None = None) -> None:
+        super().__init__(f"{stage}: {reason}")
+        self.stage = stage
+        self.reason = reason
+        self.raw = raw
+
+
+class Stage(dspy.Module):
+    """A `dspy.Predict` over one signature with an output check and one retry through another adapter."""
+
+    signature: type[dspy.Signature]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.predict = dspy.Predict(self.signature)
+
+    def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
+        """Validate and normalise `pred`; raise ValueError with a reason to reject it."""
+        return pred
+
+    async def aforward(self, **inputs: Any) -> dspy.Prediction:
+        name = type(self).__name__
+        current = dspy.settings.adapter or dspy.ChatAdapter()
+        attempts: list[dspy.Adapter | None] = [None, _other_adapter(current)]
+        reason, raw = "no attempt made", None
+        for attempt, adapter in enumerate(attempts):
+            try:
+                with dspy.context(adapter=adapter) if adapter else nullcontext():
+                    pred = await record_call(name, self.predict.acall(**inputs))
+                return self.check(pred, inputs)
+            except AdapterParseError as exc:
+                reason, raw = f"unparseable output ({_first_line(exc)})", exc.lm_response
+                # ChatAdapter with its JSON fallback has already tried a second adapter.
+                if attempt == 0 and _falls_back_to_json(current):
+                    break
+            except ValueError as exc:
+                reason, raw = f"invalid output ({exc})", None
+        raise StageFailure(name, reason, raw)
+
+    def forward(self, **inputs: Any) -> dspy.Prediction:
+        from ._sync import run_sync
+
+        return run_sync(self.aforward(**inputs))
+
+
+class Concepts(Stage):
+    signature = sig.ExtractConcepts
+    max_concepts = 4
+
+    def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
+        concepts = _clean_list(pred.concepts, "concepts")
+        # The method asks for 1-4; extra concepts from a verbose model are dropped, not failed.
+        pred.concepts = concepts[: self.max_concepts]
+        return pred
+
+
+class Translate(Stage):
+    signature = sig.TranslateToEnglish
+
+    def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
+        if not isinstance(pred.english, str) or not pred.english.strip():
+            raise ValueError("empty translation")
+        pred.english = pred.english.strip()
+        return pred
+
+
+class ChecklistFromResponse(Stage):
+    """Response-to-instruction direction: the translated response plus the instruction's concepts."""
+
+    signature = sig.ChecklistFromResponse
+
+    def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
+        pred.checklist = _clean_list(pred.checklist, "checklist")
+        return pred
+
+
+class ChecklistFromInstruction(ChecklistFromResponse):
+    """Instruction-to-response direction: the translated instruction plus the response's concepts."""
+
+    signature = sig.ChecklistFromInstruction
+
+
+class ScoreJudgment(Stage):
+    signature = sig.PointwiseJudgment
+
+    def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
+        levels = inputs["scale"]
+        # DSPy shows numeric bounds but does not enforce them: a small model can answer 100.
+        if not isinstance(pred.score, int) or pred.score not in levels:
+            raise ValueError(f"score {pred.score!r} is not a level of the scale {min(levels)}-{max(levels)}")
+        return pred
+
+
+class VerdictJudgment(Stage):
+    signature = sig.PairwiseJudgment
+
+    def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
+        if pred.verdict not in ("A", "B"):
+            raise ValueError(f"verdict {pred.verdict!r} is neither A nor B")
+        return pred
+
+
+def _clean_list(value: Any, field: str) -> list[str]:
+    if not isinstance(value, list):
+        raise ValueError(f"{field} is not a list")
+    items = [str(v).strip() for v in value if str(v).strip()]
+    if not items:
+        raise ValueError(f"{field} is empty")
+    return items
+
+
+def _other_adapter(current: dspy.Adapter) -> dspy.Adapter:
+    if isinstance(current, dspy.JSONAdapter):
+        return dspy.ChatAdapter(use_json_adapter_fallback=False)
+    return dspy.JSONAdapter()
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else type(exc).__name__
+
+
+def _falls_back_to_json(adapter: dspy.Adapter) -> bool:
+    # JSONAdapter subclasses ChatAdapter, so test it first.
+    if isinstance(adapter, dspy.JSONAdapter):
+        return False
+    return isinstance(adapter, dspy.ChatAdapter) and bool(getattr(adapter, "use_json_adapter_fallback", False))
