@@ -36,7 +36,9 @@ class JudgeResult:
     status: Status
     method: str = "cejudge"
     verdict: Literal["A", "B", "tie"] | None = None
-    score: int | None = None
+    score: float | None = None
+    # Method-specific scores, e.g. CheckEval's share of Yes per dimension.
+    dimension_scores: dict[str, float] = field(default_factory=dict)
     consistent: bool | None = None
     feedback: str = ""
     answers: list[str] = field(default_factory=list)
@@ -50,6 +52,8 @@ class JudgeResult:
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
     error_stage: str | None = None
+    # Method-specific detail worth keeping in the results file (e.g. CheckEval's per-question answers).
+    details: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

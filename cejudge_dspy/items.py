@@ -1,0 +1,46 @@
+"""The unit of work: one item to judge, with its gold label when the data has one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import dspy
+
+Label = str | float | dict[str, float] | None
+
+
+@dataclass(frozen=True)
+class Item:
+    """One item. Pointwise items fill `response`; pairwise items fill `response_a`/`response_b`.
+
+    `label` is "A"/"B"/"tie" (pairwise), a number (pointwise), or a dict of per-dimension human
+    scores (CheckEval tasks); None when the data is unlabelled. `group` ties items that share a
+    source (a document, a dialogue context) for per-group correlation.
+    """
+
+    id: str
+    mode: Literal["pointwise", "pairwise"]
+    instruction: str
+    response: str | None = None
+    response_a: str | None = None
+    response_b: str | None = None
+    language: str = "en"
+    response_language: str | None = None
+    label: Label = None
+    subset: str | None = None
+    group: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def inputs(self) -> dict[str, Any]:
+        """Keyword arguments for the judge program of this item's mode."""
+        if self.mode == "pairwise":
+            return {"instruction": self.instruction, "response_a": self.response_a,
+                    "response_b": self.response_b, "language": self.language}
+        return {"instruction": self.instruction, "response": self.response, "language": self.language,
+                "response_language": self.response_language}
+
+    def to_example(self) -> dspy.Example:
+        """A `dspy.Example` for optimizers: the judge inputs marked as inputs, plus `label` and `id`."""
+        inputs = self.inputs()
+        return dspy.Example(**inputs, label=self.label, id=self.id).with_inputs(*inputs)
