@@ -46,15 +46,15 @@ def add_program_args(p: argparse.ArgumentParser) -> None:
 @contextmanager
 def backbone(args: argparse.Namespace, status: Any = None) -> Iterator[dspy.LM]:
     """Build the LM from flags and make it current for the block (dspy.context, not configure)."""
-    from .backbones import make_lm
+    from .backbones import use_backbone
 
     def on_status(message: str) -> None:
         if status is not None:
             status.update(message)
 
-    lm = make_lm(args.lm, api_base=args.api_base, api_key=args.api_key, temperature=args.temperature,
-                 seed=args.seed, max_tokens=args.max_tokens, cache=not args.no_cache, on_status=on_status)
-    with dspy.context(lm=lm):
+    with use_backbone(args.lm, api_base=args.api_base, api_key=args.api_key, temperature=args.temperature,
+                      seed=args.seed, max_tokens=args.max_tokens, cache=not args.no_cache,
+                      on_status=on_status) as lm:
         yield lm
 
 

