@@ -164,13 +164,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     handler: Handler = args.handler
     try:
-        return handler(args)
+        try:
+            return handler(args)
+        except CEJudgeError:
+            raise
+        except Exception as exc:
+            # DSPy wraps backbone failures (refused connection, bad key, model load) in its own errors.
+            from .backbones import explain_backbone_error
+
+            lm = getattr(args, "lm", None)
+            explained = explain_backbone_error(exc, lm, api_base=getattr(args, "api_base", None)) if lm else None
+            if explained is None:
+                raise
+            raise explained from exc
     except CEJudgeError as exc:
         from rich.text import Text
 
         from .display import console
 
-        console(stderr=True).print(Text.assemble(("error: ", "bold red"), str(exc)))
+        console(stderr=True).print(Text.assemble(("error: ", "bold red"), str(exc)), soft_wrap=True)
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted; results written so far are kept (rerun to resume)", file=sys.stderr)

@@ -67,9 +67,6 @@ def items_from_args(args: argparse.Namespace, spec: TaskSpec) -> list[Item]:
     if args.file:
         rows = read_item_file(Path(args.file))
         return [item_from_mapping(row, spec, f"{Path(args.file).name}:{n}") for n, row in enumerate(rows, 1)]
-    data = {"instruction": args.instruction, "language": args.language, "response_language": args.response_language}
-    if spec.mode == "pairwise":
-        data.update(response_a=args.response_a, response_b=args.response_b)
-    else:
-        data["response"] = args.response
+    data = {"instruction": args.instruction, "language": args.language, "response_language": args.response_language,
+            "response": args.response, "response_a": args.response_a, "response_b": args.response_b}
     return [item_from_mapping({k: v for k, v in data.items() if v is not None}, spec, "cli")]

@@ -30,6 +30,13 @@ class Call:
 
 
 Rule = Callable[[dict[str, str]], dict[str, Any] | str]
+# CheckEval stages by output field; checked after the CE-Judge stages, whose judgments also output `answers`.
+CHECKEVAL_STAGES = {
+    "diversified": "diversify",
+    "elaborated": "elaborate",
+    "decisions": "filter",
+    "answers": "answer",
+}
 
 
 def _stage_of(system: str) -> str:
@@ -44,6 +51,9 @@ def _stage_of(system: str) -> str:
         return "score"
     if "verdict" in outputs:
         return "verdict"
+    for output, stage in CHECKEVAL_STAGES.items():
+        if output in outputs:
+            return stage
     return "other:" + ",".join(outputs)
 
 
