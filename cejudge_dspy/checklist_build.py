@@ -194,14 +194,14 @@ class Checklist:
         if (self.task, self.version) != (spec.name, spec.version):
             raise TaskError(
                 f"checklist was built for task '{self.task}' version {self.version}, not '{spec.name}' "
-                f"version {spec.version}: rebuild it with `cejudge checklist build {spec.name}`"
+                f"version {spec.version}: rebuild it with `cejudge checklist build --task {spec.name}`"
             )
         declared = {(d.name, s.name) for d in spec.dimensions for s in d.subdimensions}
         unknown = sorted({(q.dimension, q.subdimension) for q in self.questions} - declared)
         if unknown:
             raise TaskError(
                 f"checklist for '{spec.name}' names sub-dimensions the task does not declare ({unknown[0]}): "
-                f"rebuild it with `cejudge checklist build {spec.name}`"
+                f"rebuild it with `cejudge checklist build --task {spec.name}`"
             )
 
     def to_dict(self) -> dict[str, Any]:
@@ -225,7 +225,7 @@ class Checklist:
         spec = load_task(task)
         source = Path(path) if path else default_checklist_path(spec)
         if not source.is_file():
-            raise DataError(f"no checklist at {source}: build it with `cejudge checklist build {spec.name}`")
+            raise DataError(f"no checklist at {source}: build it with `cejudge checklist build --task {spec.name}`")
         try:
             checklist = cls.from_dict(json.loads(source.read_text(encoding="utf-8")))
         except (ValueError, TypeError) as exc:

@@ -149,13 +149,14 @@ def _run_tasks(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import cli_eval
+    from . import cli_checkeval, cli_eval
 
     parser = argparse.ArgumentParser(prog="cejudge", description="Checklist-engineered multilingual LLM judges.")
     sub = parser.add_subparsers(dest="command", required=True)
     _judge_parser(sub)
     _tasks_parser(sub)
     cli_eval.add_parsers(sub)
+    cli_checkeval.add_parsers(sub)
     return parser
 
 
