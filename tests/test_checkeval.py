@@ -211,7 +211,7 @@ def test_checklist_round_trip_and_mismatch_refusal(tmp_path: Path) -> None:
         Checklist.load(parse_task({**TOY, "version": 4}), path)
     with pytest.raises(TaskError, match="built for task 'toy'"):
         Checklist.load(parse_task({**TOY, "name": "other"}), path)
-    with pytest.raises(DataError, match="cejudge checklist build toy"):
+    with pytest.raises(DataError, match="cejudge checklist build --task toy"):
         Checklist.load(SPEC, tmp_path / "missing.json")
     renamed = {**TOY, "dimensions": [TOY["dimensions"][1]]}  # coherence no longer declared
     with pytest.raises(TaskError, match="does not declare"):
