@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -157,10 +158,18 @@ def build_parser() -> argparse.ArgumentParser:
     _tasks_parser(sub)
     cli_eval.add_parsers(sub)
     cli_checkeval.add_parsers(sub)
+    from .tuning_cli import add_optimize_args, run_optimize
+
+    p = sub.add_parser("optimize", help="tune a task's stage instructions against human labels (as optimize.py)")
+    add_optimize_args(p)
+    p.set_defaults(handler=run_optimize)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if "optimize" in (argv if argv is not None else sys.argv[1:])[:1] and "-v" not in (argv or sys.argv):
+        # DSPy and GEPA draw their own tqdm bars under ours; tqdm reads this once, at import.
+        os.environ.setdefault("TQDM_DISABLE", "1")
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Handler = args.handler

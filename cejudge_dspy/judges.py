@@ -66,6 +66,14 @@ class _CEJudge(dspy.Module):
         )
         self.shared = SharedWork()
 
+    @classmethod
+    def for_task(cls, task: str | TaskSpec, program: str = "auto", **options: Any) -> _CEJudge:
+        """The task's tuned program from optimized/ when one exists ("auto"), the hand-written one
+        ("base"), or a saved program at a path; the manifest is checked before loading."""
+        from .tuning import for_task
+
+        return for_task(cls, task, program, **options)
+
     async def _shared(self, name: str, stage: dspy.Module, **inputs: Any) -> dspy.Prediction:
         return await self.shared.get(name, stage, inputs, lambda: stage.acall(**inputs))
 
