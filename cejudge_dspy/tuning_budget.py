@@ -6,7 +6,8 @@ k: LM calls per item (pairwise 9 = 3 concepts + 4 checklists + 2 orders, +3 tran
 English; pointwise 5 = 2 concepts + 2 checklists + 1 score, +1 per non-English text). The dev split is
 run twice (before and after). R: program runs the optimizer's budget implies; P: its
 reflection/prompt-model calls. |val| = |train| // 3 (all of train below 3 items):
-    GEPA   R = max_metric_calls: the int budget, or GEPA.auto_budget(5 stages, n = 6/12/18, |val|);
+    GEPA   R = max_metric_calls: the int budget, or for light/medium/heavy our own preset
+           |val| x 2/4/8 + 2 x minibatch 3 x 3/10/30 proposals (see gepa_metric_calls);
            P = (R - |val|) / (2 x minibatch 3), one proposal per iteration at most
     MIPRO  R = (T + 1) |val|, or 35 T + |val| (T // 5 + 2) with minibatches (|val| > 50 auto, > 35 int),
            plus n x |reflect| bootstrap runs (|reflect| = |train| - |val|); T = the int budget or
@@ -35,6 +36,16 @@ LEVELS = {"light": 0, "medium": 1, "heavy": 2}
 GEPA_N, MIPRO_N, SIMBA_STEPS = (6, 12, 18), (6, 12, 18), (4, 8, 12)
 MIPRO_VAL_CAP, SIMBA_CANDIDATES, SIMBA_BSIZE, GEPA_MINIBATCH = (100, 300, 1000), 6, 32, 3
 STAGES = 5  # predictors in a CE-Judge program
+# GEPA presets are ours, in metric calls: full validation passes plus proposals tried on minibatches.
+# DSPy's own `auto` presets size for hosted APIs (GEPA auto="light" on 6 items is ~1,800 program runs,
+# ~13k LM calls: most of a day for a 1.5B model on 2 CPU cores); an int budget is always exact.
+GEPA_PASSES, GEPA_PROPOSALS = (2, 4, 8), (3, 10, 30)
+
+
+def gepa_metric_calls(level: str, n_val: int) -> int:
+    """GEPA's max_metric_calls for a budget level: |val| x passes + 2 x minibatch x proposals."""
+    i = LEVELS[level]
+    return n_val * GEPA_PASSES[i] + 2 * GEPA_MINIBATCH * GEPA_PROPOSALS[i]
 
 
 @dataclass(frozen=True)
@@ -102,7 +113,7 @@ def estimate_calls(
     val = val_size(n_train)
     n_reflect = n_train - val if val < n_train else n_train
     if optimizer == "gepa":
-        runs = budget if level is None else dspy.GEPA.auto_budget(None, STAGES, GEPA_N[level], val)  # type: ignore[arg-type]
+        runs = budget if level is None else gepa_metric_calls(str(budget), val)
         prompts = math.ceil(max(runs - val, 0) / (2 * GEPA_MINIBATCH))
     elif optimizer == "mipro":
         n = MIPRO_N[level] if level is not None else MIPRO_N[0]

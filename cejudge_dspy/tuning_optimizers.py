@@ -23,6 +23,7 @@ from .tuning_budget import (
     SIMBA_STEPS,
     Budget,
     CallEstimate,
+    gepa_metric_calls,
 )
 
 Progress = Callable[[str, int, "int | None"], None]  # (phase, done, total)
@@ -116,8 +117,7 @@ def build_optimizer(
     level = budget if isinstance(budget, str) else None
     if name == "gepa":
         settings: dict[str, Any] = {
-            "auto": level,
-            "max_metric_calls": None if level else budget,
+            "max_metric_calls": gepa_metric_calls(level, len(val)) if level else budget,
             "reflection_minibatch_size": GEPA_MINIBATCH,
             "seed": seed,
             **options,

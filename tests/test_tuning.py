@@ -323,7 +323,8 @@ def test_estimate_calls_follows_the_documented_formula() -> None:
     foreign = [i.to_example() for i in items(3, language="de")]
     assert tuning.estimate_calls("chat", foreign, 2).calls_per_train_item == 12
     light = tuning.estimate_calls("chat", 20, 20)
-    assert light.program_runs == dspy.GEPA.auto_budget(None, 5, 6, 6)
+    # Our preset: |val| = 20 // 3 = 6 -> 6 x 2 passes + 2 x 3 x 3 proposals = 30 metric calls.
+    assert light.program_runs == 6 * 2 + 2 * 3 * 3 == tuning.gepa_metric_calls("light", 6)
     assert tuning.estimate_calls("chat", 20, 20, budget="heavy").total > light.total
     mipro = tuning.estimate_calls("chat", 8, 4, optimizer="mipro", budget=4)
     assert mipro.program_runs == (4 + 1) * 2 + 6 * 6 and mipro.prompt_calls == 3 * 6 * 5 + 1 + 1
