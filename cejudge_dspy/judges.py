@@ -139,7 +139,7 @@ class PointwiseJudge(_CEJudge):
                     instruction=instruction, response=response, checklist=checklist,
                 )
             except StageFailure as failure:
-                return unparsed("pointwise", failure.stage, failure.reason, **found).to_prediction()
+                return unparsed("pointwise", failure.stage, failure.reason, failure.raw, **found).to_prediction()
         result = JudgeResult(mode="pointwise", status="ok", score=pred.score, feedback=pred.feedback,
                              answers=list(pred.answers), **found)
         return result.to_prediction()
@@ -177,7 +177,7 @@ class PairwiseJudge(_CEJudge):
                 parts_a, parts_b = await asyncio.gather(self._checklist(ic, ac, it, at),
                                                         self._checklist(ic, bc, it, bt))
             except StageFailure as failure:
-                return unparsed("pairwise", failure.stage, failure.reason, **found).to_prediction()
+                return unparsed("pairwise", failure.stage, failure.reason, failure.raw, **found).to_prediction()
             found["checklist_parts"] = {"a": parts_a, "b": parts_b}
             ca, cb = (p["response_to_instruction"] + p["instruction_to_response"] for p in (parts_a, parts_b))
             found["checklists"] = {"a": ca, "b": cb}
@@ -187,7 +187,7 @@ class PairwiseJudge(_CEJudge):
         verdict, consistent = reconcile(orders)
         if verdict is None:
             failed = next(o for o in orders if o.verdict is None)
-            return unparsed("pairwise", "VerdictJudgment", f"order {failed.order}: {failed.error}",
+            return unparsed("pairwise", "VerdictJudgment", f"order {failed.order}: {failed.error}", failed.raw,
                             orders=orders, **found).to_prediction()
         result = JudgeResult(mode="pairwise", status="ok", verdict=verdict, consistent=consistent,
                              feedback=orders[0].feedback, answers=orders[0].answers, orders=orders, **found)
@@ -201,7 +201,8 @@ class PairwiseJudge(_CEJudge):
                 response_a=first, response_b=second, checklist_a=checklist_first, checklist_b=checklist_second,
             )
         except StageFailure as failure:
-            return OrderResult(order=order, verdict=None, shown_verdict=None, error=failure.reason)
+            return OrderResult(order=order, verdict=None, shown_verdict=None, error=failure.reason,
+                               raw=failure.raw)
         mapped = pred.verdict if order == "AB" else swap_verdict(pred.verdict)
         return OrderResult(order=order, verdict=mapped, shown_verdict=pred.verdict,
                            answers=list(pred.answers), feedback=pred.feedback)

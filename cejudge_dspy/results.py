@@ -28,6 +28,7 @@ class OrderResult:
     answers: list[str] = field(default_factory=list)
     feedback: str = ""
     error: str | None = None
+    raw: str | None = None  # the model's unparsable output, kept for inspection
 
 
 @dataclass
@@ -75,9 +76,12 @@ class JudgeResult:
         return dspy.Prediction(result=self, **fields)
 
 
-def unparsed(mode: Literal["pointwise", "pairwise"], stage: str, reason: str, **partial: Any) -> JudgeResult:
-    """An explicit unparsed outcome: which stage failed and why, with whatever was computed before."""
-    return JudgeResult(mode=mode, status="unparsed", error=reason, error_stage=stage, **partial)
+def unparsed(mode: Literal["pointwise", "pairwise"], stage: str, reason: str, raw: str | None = None,
+             **partial: Any) -> JudgeResult:
+    """An explicit unparsed outcome: which stage failed and why (and its raw output), with whatever
+    was computed before."""
+    details = {"raw": raw[:4000]} if raw else {}
+    return JudgeResult(mode=mode, status="unparsed", error=reason, error_stage=stage, details=details, **partial)
 
 
 def swap_verdict(verdict: Literal["A", "B"]) -> Literal["A", "B"]:

@@ -35,25 +35,9 @@ MODEL = "simulated/ce-judge"
 _FIELD = re.compile(r"\[\[ ## (\w+) ## \]\]\n(.*?)(?=\n\n\[\[ ## |\n\nRespond with|\Z)", re.S)
 _OUTPUTS = re.compile(r"Your output fields are:\n(.*?)\nAll interactions", re.S)
 _WORDS = (
-    "narrative",
-    "voice",
-    "register",
-    "argument",
-    "structure",
-    "tone",
-    "imagery",
-    "instruction",
-    "format",
-    "accuracy",
-    "reasoning",
-    "context",
-    "audience",
-    "detail",
-    "coherence",
-    "style",
-    "evidence",
-    "request",
-)
+    "narrative voice register argument structure tone imagery instruction format accuracy reasoning context "
+    "audience detail coherence style evidence request"
+).split()
 # The item a call works for, set by whoever issues it (see `tagged`); the call log keeps it so a
 # benchmark can rebuild each item's critical path.
 current_tag: ContextVar[str | None] = ContextVar("simulated_call_tag", default=None)

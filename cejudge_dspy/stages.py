@@ -9,6 +9,7 @@ one more try through the other one).
 
 from __future__ import annotations
 
+import json
 from contextlib import nullcontext
 from typing import Any
 
@@ -48,6 +49,7 @@ class Stage(dspy.Module):
         attempts: list[dspy.Adapter | None] = [None, _other_adapter(current)]
         reason, raw = "no attempt made", None
         for attempt, adapter in enumerate(attempts):
+            pred = None
             try:
                 with dspy.context(adapter=adapter) if adapter else nullcontext():
                     pred = await record_call(name, self.predict.acall(**inputs))
@@ -58,7 +60,8 @@ class Stage(dspy.Module):
                 if attempt == 0 and _falls_back_to_json(current):
                     break
             except ValueError as exc:
-                reason, raw = f"invalid output ({exc})", None
+                reason = f"invalid output ({exc})"
+                raw = json.dumps(pred.toDict(), ensure_ascii=False, default=str) if pred is not None else None
         raise StageFailure(name, reason, raw)
 
     def forward(self, **inputs: Any) -> dspy.Prediction:

@@ -99,13 +99,14 @@ def test_unparseable_judgment_is_an_explicit_outcome_after_one_retry() -> None:
     # ChatAdapter's own JSON fallback is the one retry: two judgment calls, then it gives up.
     assert len(engine.stage_calls("verdict")) == 2
     assert pred.checklists["a"]  # what was computed before the failure is kept
+    assert pred.details["raw"] == "I cannot decide." and pred.orders[0].raw == "I cannot decide."
 
 
 def test_out_of_range_score_is_retried_through_json_then_unparsed() -> None:
     lm, engine = fake_lm({"score": lambda i: {"answers": [], "feedback": "f", "score": 100}})
     pred = run(PointwiseJudge("literary"), lm, instruction="a", response="b")
     assert pred.result.status == "unparsed" and pred.score is None
-    assert "not a level of the scale 1-7" in pred.error
+    assert "not a level of the scale 1-7" in pred.error and '"score": 100' in pred.details["raw"]
     calls = engine.stage_calls("score")
     assert [c.json_mode for c in calls] == [False, True]
 

@@ -1,0 +1,235 @@
+"""Less work and bounded concurrency, counted on the simulated backbone (no timing assertions).
+
+Counts are exact: the simulated engine answers every stage deterministically, so which calls happen
+depends only on the inputs, the sharing and the cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import dspy
+import pytest
+
+from cejudge_dspy.cli_eval import shard_of
+from cejudge_dspy.compare import merge_runs
+from cejudge_dspy.items import Item
+from cejudge_dspy.judges import PairwiseJudge
+from cejudge_dspy.runner import RESULTS, Record, judge_items, prepare_run_dir, read_records
+from cejudge_dspy.simulated import SimulatedEngine, simulated_backbone
+from cejudge_dspy.summary import summarize
+from cejudge_dspy.tasks import load_task
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from paper_pipeline import PaperPairwise  # noqa: E402
+
+INSTANT = {"base_latency": 0.0, "per_prompt_token": 0.0, "per_output_token": 0.0}
+
+
+def shared_instruction_items(language: str, n: int = 4) -> list[Item]:
+    instruction = {"de": "Erkläre kurz, warum der Himmel blau ist.", "en": "Explain why the sky is blue."}[
+        language
+    ]
+    return [
+        Item(
+            id=f"{language}{k}",
+            mode="pairwise",
+            instruction=instruction,
+            response_a=f"Antwort A{k}: Licht.",
+            response_b=f"Antwort B{k}: Streuung.",
+            language=language,
+            label="A",
+        )
+        for k in range(n)
+    ]
+
+
+def judge(
+    items: Sequence[Item], program: dspy.Module, lm: dspy.LM, out: Path, concurrency: int = 4
+) -> list[Record]:
+    out.mkdir(parents=True, exist_ok=True)
+    with dspy.context(lm=lm):
+        return asyncio.run(
+            judge_items(items, program, out / RESULTS, task="chat", method="cejudge", concurrency=concurrency)
+        )
+
+
+def total(records: Sequence[Record], key: str) -> int:
+    return sum(r.result["usage"][key] for r in records)
+
+
+def stage_total(records: Sequence[Record], stage: str) -> int:
+    return sum(r.result["usage"]["by_stage"].get(stage, 0) for r in records)
+
+
+@pytest.mark.parametrize(
+    ("language", "orders", "expected"),
+    [
+        # Once for the shared instruction (concepts + translation), then per item 2 concepts,
+        # 2 translations, 4 checklists and one judgment per order: 2 + 4 * 10 = 42.
+        ("de", "both", 42),
+        ("de", "single", 38),
+        # English is never translated: 1 + 4 * (2 concepts + 4 checklists + 2 judgments).
+        ("en", "both", 33),
+    ],
+)
+def test_calls_per_item_with_shared_instruction(
+    tmp_path: Path, language: str, orders: str, expected: int
+) -> None:
+    lm, engine = simulated_backbone(**INSTANT)
+    records = judge(shared_instruction_items(language), PairwiseJudge("chat", orders=orders), lm, tmp_path)
+    assert all(r.status == "ok" for r in records)
+    assert engine.calls == expected == total(records, "calls")
+    # The three items that did not compute the instruction's work reused it (concepts, and translation).
+    assert total(records, "reused") == 3 * (2 if language == "de" else 1)
+    assert stage_total(records, "Concepts") == 1 + 4 * 2
+    assert stage_total(records, "Translate") == (1 + 4 * 2 if language == "de" else 0)
+    assert all(c.source_language in (None, "German") for c in engine.log)
+    assert stage_total(records, "VerdictJudgment") == 4 * (2 if orders == "both" else 1)
+
+
+def test_paper_pipeline_makes_eleven_calls_per_pairwise_item_whatever_is_shared(tmp_path: Path) -> None:
+    lm, engine = simulated_backbone(**INSTANT)
+    records = judge(shared_instruction_items("en"), PaperPairwise("chat"), lm, tmp_path)
+    assert all(r.status == "ok" for r in records)
+    # The paper's form: 3 concepts, 3 translations (English too), 4 checklists, 1 judgment, nothing shared.
+    assert engine.calls == 4 * 11 and total(records, "reused") == 0
+    assert sum(c.stage == "translate" and c.source_language == "English" for c in engine.log) == 4 * 3
+
+
+@pytest.fixture
+def disk_cache(tmp_path: Path) -> Iterator[Path]:
+    """A DSPy cache in a temp directory for the test; the previous cache object comes back afterwards."""
+    old = dspy.cache
+    folder = tmp_path / "dspy-cache"
+    dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=str(folder))
+    try:
+        yield folder
+    finally:
+        dspy.cache = old
+
+
+def test_rerun_with_persistent_cache_makes_no_engine_calls(tmp_path: Path, disk_cache: Path) -> None:
+    lm, engine = simulated_backbone(cache=True, **INSTANT)
+    items = shared_instruction_items("de")
+    first = judge(items, PairwiseJudge("chat"), lm, tmp_path / "first")
+    assert engine.calls == 42 and total(first, "cached") == 0
+    # A fresh cache object over the same folder with memory off: only what persisted on disk can answer.
+    dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=False, disk_cache_dir=str(disk_cache))
+    engine.reset()
+    again = judge(items, PairwiseJudge("chat"), lm, tmp_path / "again")
+    assert engine.calls == 0
+    assert total(again, "calls") == total(again, "cached") == 42
+    assert {r.id: r.result["verdict"] for r in again} == {r.id: r.result["verdict"] for r in first}
+
+
+class CountingProgram(dspy.Module):
+    """Counts the items inside the wrapped judge at once (the runner's bound is on items, not calls)."""
+
+    def __init__(self, program: dspy.Module) -> None:
+        super().__init__()
+        self.program = program
+        self.in_flight = self.peak = 0
+
+    async def aforward(self, **inputs: Any) -> dspy.Prediction:
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+        try:
+            return await self.program.acall(**inputs)
+        finally:
+            self.in_flight -= 1
+
+
+def distinct_items(n: int, per_instruction: int = 1) -> list[Item]:
+    languages = ("de", "fr", "en", "ja")
+    return [
+        Item(
+            id=f"i{k:02d}",
+            mode="pairwise",
+            instruction=f"Frage {k // per_instruction}?",
+            response_a=f"Antwort {k} eins",
+            response_b=f"Antwort {k} zwei",
+            language=languages[(k // per_instruction) % 4],
+            label="A",
+        )
+        for k in range(n)
+    ]
+
+
+def test_items_in_flight_never_exceed_concurrency(tmp_path: Path) -> None:
+    # A small latency keeps calls overlapping; server slots bound the calls being served.
+    lm, engine = simulated_backbone(
+        base_latency=0.005, per_prompt_token=0.0, per_output_token=0.0, max_concurrency=4
+    )
+    program = CountingProgram(PairwiseJudge("chat"))
+    records = judge(distinct_items(12), program, lm, tmp_path, concurrency=3)
+    assert len(records) == 12 and all(r.status == "ok" for r in records)
+    assert program.peak == 3  # reached, never exceeded
+    # One pairwise item issues up to 6 calls at once (3 concepts + 3 translations), so calls in flight
+    # can reach 6 per item: bound items to protect a server, and size its slots for the calls.
+    assert engine.peak_in_flight <= 6 * 3
+    assert engine.peak_serving <= 4 < engine.peak_in_flight
+
+
+def test_engine_counts_and_latency_model() -> None:
+    engine = SimulatedEngine(base_latency=0.1, per_prompt_token=0.001, per_output_token=0.01)
+    assert engine.latency(100, 10) == pytest.approx(0.1 + 0.1 + 0.1)
+    assert engine.tokens("x" * 40) == 10
+
+
+def run_dir(path: Path, items: Sequence[Item], lm: dspy.LM, shard: str | None) -> Path:
+    prepare_run_dir(path, {"task": "chat", "method": "cejudge", "lm": "simulated", "shard": shard})
+    judge(items, PairwiseJudge("chat"), lm, path)
+    return path
+
+
+def test_shards_cover_every_item_once_and_merge_like_one_run(tmp_path: Path) -> None:
+    lm, _ = simulated_backbone(**INSTANT)
+    items = distinct_items(24, per_instruction=3)
+    shards = [[i for i in items if shard_of(i.id, 3) == k] for k in range(3)]
+    assert sorted(i.id for s in shards for i in s) == sorted(i.id for i in items)  # each item exactly once
+    assert all(shards)
+    dirs = [run_dir(tmp_path / f"shard{k + 1}", s, lm, f"{k + 1}/3") for k, s in enumerate(shards)]
+    single = read_records(run_dir(tmp_path / "single", items, lm, None) / RESULTS)
+    merged = merge_runs(dirs, tmp_path / "merged", n_resamples=200)
+    assert sorted(r.id for r in read_records(tmp_path / "merged" / RESULTS)) == sorted(i.id for i in items)
+    whole = summarize(single, load_task("chat"), n_resamples=200)
+    # Usage differs by design: items of one instruction in different shards cannot share its work.
+    for key in (
+        "task",
+        "metric",
+        "n_items",
+        "n_ok",
+        "n_unparsed",
+        "n_error",
+        "average",
+        "share_shown_A",
+        "share_final_A",
+        "position_consistency",
+    ):
+        assert merged[key] == whole[key], key
+    values = {lang: v["value"] for lang, v in merged["per_language"].items()}
+    assert values == {lang: v["value"] for lang, v in whole["per_language"].items()}
+    assert merged["overall"]["value"] == whole["overall"]["value"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="summary.summarize bootstraps records in file order (completion order under concurrency, shard "
+    "order after a merge), so CIs differ for the same predictions; sorting rows by id in summarize fixes it",
+)
+def test_merged_confidence_intervals_match_one_run(tmp_path: Path) -> None:
+    lm, _ = simulated_backbone(**INSTANT)
+    items = distinct_items(24, per_instruction=3)
+    dirs = [
+        run_dir(tmp_path / f"shard{k + 1}", [i for i in items if shard_of(i.id, 3) == k], lm, f"{k + 1}/3")
+        for k in range(3)
+    ]
+    single = read_records(run_dir(tmp_path / "single", items, lm, None) / RESULTS)
+    merged = merge_runs(dirs, tmp_path / "merged", n_resamples=1000)
+    whole = summarize(single, load_task("chat"), n_resamples=1000)
+    assert merged["overall"] == whole["overall"] and merged["per_language"] == whole["per_language"]
