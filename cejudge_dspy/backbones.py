@@ -35,7 +35,7 @@ from cejudge_dspy.errors import BackboneError
 
 EXAMPLES = (
     "'embedded', 'gguf:/models/model.gguf', 'hosted_vllm/Qwen/Qwen2.5-7B-Instruct' with --api-base "
-    "http://HOST:PORT/v1, 'openai/gpt-4o-mini', 'ollama_chat/qwen2.5:7b'"
+    "http://HOST:PORT/v1, 'openai/gpt-4o-mini', 'ollama_chat/qwen2.5:7b', 'simulated:50' (benchmarks)"
 )
 LOCAL_PROVIDER = "llamacpp-local"
 PLACEHOLDER_API_KEY = "sk-no-key-required"  # local OpenAI-compatible servers ignore it; lm15 wants one
@@ -101,6 +101,10 @@ def make_lm(
         raise _invalid(spec, "it is empty")
     spec = spec.strip()
     common = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed, "cache": cache}
+    if spec == "simulated" or spec.startswith("simulated:"):
+        from cejudge_dspy.simulated import simulated_lm  # latency-simulating backbone for benchmarks
+
+        return simulated_lm(spec, api_base=api_base, **common)
     if spec == "embedded" or spec.startswith("gguf:"):
         if api_base:
             raise BackboneError(f"--api-base applies to HTTP backbones only, not to '{spec}'; drop it")

@@ -217,21 +217,16 @@ class CEJudgeCheckEval(_CEJudge):
         found: dict[str, Any] = {"usage": usage, "method": "cejudge-checkeval"}
         with collecting(usage):
             try:
-                ic, rc, it, rt = await asyncio.gather(
-                    self._concepts(instruction, "instruction"),
-                    self._concepts(response, "response"),
-                    self._english(instruction, language),
-                    self._english(response, response_language),
-                )
-                found["concepts"] = {"instruction": ic, "response": rc}
-                found["translations"] = _translations(instruction=(instruction, it), response=(response, rt))
-                parts = await self._checklist(ic, rc, it, rt)
+                seen = await self._understand(instruction, response, language, response_language)
             except StageFailure as failure:
-                return unparsed("pointwise", failure.stage, failure.reason, **found).to_prediction()
+                return unparsed("pointwise", failure.stage, failure.reason, failure.raw, **found).to_prediction()
+            found["concepts"] = {"instruction": seen.instruction_concepts, "response": seen.concepts}
+            found["translations"] = _translations(
+                instruction=(instruction, seen.instruction_english), response=(response, seen.english)
+            )
+            parts = seen.checklist_parts
             found["checklist_parts"] = {"response": parts}
-            found["checklists"] = {
-                "response": parts["response_to_instruction"] + parts["instruction_to_response"]
-            }
+            found["checklists"] = {"response": seen.checklist}
             groups = [("criteria", d, parts[d]) for d in _DIRECTIONS]
             # The checklist questions stand for the task's criteria; each direction is one sub-dimension call.
             base = dict(

@@ -23,6 +23,7 @@ from rich.progress import (
 
 from .cli import add_backbone_args, add_program_args, backbone, build, parse_fields
 from .errors import InputError
+from .items import Item
 
 
 def add_parsers(sub: Any) -> None:
@@ -55,9 +56,16 @@ def add_parsers(sub: Any) -> None:
     p.set_defaults(handler=run_merge)
 
 
-def shard_of(item_id: str, n: int) -> int:
-    """Deterministic shard (0-based) of an item id: the same on every machine and every run."""
-    return int(hashlib.sha256(item_id.encode()).hexdigest()[:8], 16) % n
+def shard_key(item: Item) -> str:
+    """What decides an item's shard: its group, else its instruction. Items that share an instruction
+    (MM-Eval prompts, LitEval sources) land in one shard, so its concepts and translation are computed
+    once, as in a single run; shard sizes are less even than hashing ids would make them."""
+    return item.group or item.instruction
+
+
+def shard_of(key: str, n: int) -> int:
+    """Deterministic shard (0-based) of a key: the same on every machine and every run."""
+    return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % n
 
 
 def parse_shard(value: str | None) -> tuple[int, int] | None:
@@ -91,7 +99,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     items = load_items(spec, args.data, fields=parse_fields(args.field), constants=parse_fields(args.const, "--const"),
                        languages=args.language, subsets=args.subset, limit=args.limit, seed=args.seed)
     if shard:
-        items = [i for i in items if shard_of(i.id, shard[1]) == shard[0] - 1]
+        items = [i for i in items if shard_of(shard_key(i), shard[1]) == shard[0] - 1]
     out = Path(args.out or f"runs/{spec.name}-{args.method}")
     config = {"task": spec.name, "method": args.method, "lm": args.lm, "api_base": args.api_base,
               "orders": args.orders, "translator": args.translator, "program": args.program, "data": args.data,

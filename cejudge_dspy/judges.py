@@ -11,6 +11,7 @@ program JSON: keep their names. No LM lives here: choose it with `dspy.context(l
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import dspy
@@ -43,6 +44,28 @@ def require_text(value: Any, field: str, item: str | None = None) -> str:
     if not value.strip():
         raise InputError("is empty", item=item, field=field)
     return value
+
+
+@dataclass(frozen=True)
+class Understanding:
+    """What the first two stages learned about one response (and its instruction)."""
+
+    instruction_concepts: list[str]
+    instruction_english: str
+    concepts: list[str]
+    english: str
+    response_to_instruction: list[str]
+    instruction_to_response: list[str]
+
+    @property
+    def checklist(self) -> list[str]:
+        """The concatenated checklist the judgment sees: response->instruction, then the reverse."""
+        return self.response_to_instruction + self.instruction_to_response
+
+    @property
+    def checklist_parts(self) -> dict[str, list[str]]:
+        return {"response_to_instruction": self.response_to_instruction,
+                "instruction_to_response": self.instruction_to_response}
 
 
 class _CEJudge(dspy.Module):
@@ -91,15 +114,23 @@ class _CEJudge(dspy.Module):
         )
         return pred.english
 
-    async def _checklist(self, instruction_concepts: list[str], response_concepts: list[str],
-                         english_instruction: str, english_response: str) -> dict[str, list[str]]:
+    async def _understand(self, instruction: str, response: str, language: str,
+                          response_language: str) -> Understanding:
+        """Concepts of the original texts and their English, then the response's two checklists.
+
+        Shared work makes the instruction's half run once however many responses ask for it.
+        """
+        ic, it, rc, rt = await asyncio.gather(
+            self._concepts(instruction, "instruction"), self._english(instruction, language),
+            self._concepts(response, "response"), self._english(response, response_language),
+        )
         r2i, i2r = await asyncio.gather(
             self._shared("checklist_r2i", self.checklist_r2i, task=self.spec.task,
-                         instruction_concepts=instruction_concepts, response=english_response),
+                         instruction_concepts=ic, response=rt),
             self._shared("checklist_i2r", self.checklist_i2r, task=self.spec.task,
-                         instruction=english_instruction, response_concepts=response_concepts),
+                         instruction=it, response_concepts=rc),
         )
-        return {"response_to_instruction": r2i.checklist, "instruction_to_response": i2r.checklist}
+        return Understanding(ic, it, rc, rt, r2i.checklist, i2r.checklist)
 
     def forward(self, **kwargs: Any) -> dspy.Prediction:
         return run_sync(self.aforward(**kwargs))
@@ -124,19 +155,15 @@ class PointwiseJudge(_CEJudge):
         found: dict[str, Any] = {"usage": usage}
         with collecting(usage):
             try:
-                ic, rc, it, rt = await asyncio.gather(
-                    self._concepts(instruction, "instruction"), self._concepts(response, "response"),
-                    self._english(instruction, language), self._english(response, response_language),
-                )
-                found["concepts"] = {"instruction": ic, "response": rc}
-                found["translations"] = _translations(instruction=(instruction, it), response=(response, rt))
-                parts = await self._checklist(ic, rc, it, rt)
-                found["checklist_parts"] = {"response": parts}
-                checklist = parts["response_to_instruction"] + parts["instruction_to_response"]
-                found["checklists"] = {"response": checklist}
+                seen = await self._understand(instruction, response, language, response_language)
+                found["concepts"] = {"instruction": seen.instruction_concepts, "response": seen.concepts}
+                found["translations"] = _translations(instruction=(instruction, seen.instruction_english),
+                                                      response=(response, seen.english))
+                found["checklist_parts"] = {"response": seen.checklist_parts}
+                found["checklists"] = {"response": seen.checklist}
                 pred = await self.judge.acall(
                     task=self.spec.task, criteria=self.spec.criteria, scale=self.spec.scale,
-                    instruction=instruction, response=response, checklist=checklist,
+                    instruction=instruction, response=response, checklist=seen.checklist,
                 )
             except StageFailure as failure:
                 return unparsed("pointwise", failure.stage, failure.reason, failure.raw, **found).to_prediction()
@@ -167,19 +194,17 @@ class PairwiseJudge(_CEJudge):
         found: dict[str, Any] = {"usage": usage}
         with collecting(usage):
             try:
-                ic, ac, bc, it, at, bt = await asyncio.gather(
-                    self._concepts(instruction, "instruction"), self._concepts(a, "response"),
-                    self._concepts(b, "response"), self._english(instruction, language),
-                    self._english(a, language), self._english(b, language),
-                )
-                found["concepts"] = {"instruction": ic, "a": ac, "b": bc}
-                found["translations"] = _translations(instruction=(instruction, it), a=(a, at), b=(b, bt))
-                parts_a, parts_b = await asyncio.gather(self._checklist(ic, ac, it, at),
-                                                        self._checklist(ic, bc, it, bt))
+                # Each response's checklists start as soon as its own concepts and translation are in.
+                seen_a, seen_b = await asyncio.gather(self._understand(instruction, a, language, language),
+                                                      self._understand(instruction, b, language, language))
             except StageFailure as failure:
                 return unparsed("pairwise", failure.stage, failure.reason, failure.raw, **found).to_prediction()
-            found["checklist_parts"] = {"a": parts_a, "b": parts_b}
-            ca, cb = (p["response_to_instruction"] + p["instruction_to_response"] for p in (parts_a, parts_b))
+            found["concepts"] = {"instruction": seen_a.instruction_concepts, "a": seen_a.concepts,
+                                 "b": seen_b.concepts}
+            found["translations"] = _translations(instruction=(instruction, seen_a.instruction_english),
+                                                  a=(a, seen_a.english), b=(b, seen_b.english))
+            found["checklist_parts"] = {"a": seen_a.checklist_parts, "b": seen_b.checklist_parts}
+            ca, cb = seen_a.checklist, seen_b.checklist
             found["checklists"] = {"a": ca, "b": cb}
             # The swapped order reuses the checklists: only the judgment is repeated.
             plan = [("AB", a, b, ca, cb)] + ([("BA", b, a, cb, ca)] if self.orders == "both" else [])

@@ -51,7 +51,9 @@ def summarize(records: Sequence[Record], spec: TaskSpec, *, n_resamples: int = 1
               seed: int = 42) -> dict[str, Any]:
     """Summary dict (JSON-ready) for a run's records; see the module docstring."""
     latest = {r.id: r for r in records}  # a retried item's last record wins
-    rows = list(latest.values())
+    # Sorted by id: the bootstrap resamples by position, and file order depends on completion order
+    # (concurrency) or shard order (merge); the same predictions must give the same CIs.
+    rows = sorted(latest.values(), key=lambda r: r.id)
     counts = {s: sum(r.status == s for r in rows) for s in ("ok", "unparsed", "error")}
     out: dict[str, Any] = {
         "task": spec.name, "metric": spec.metric, "n_items": len(rows), **{f"n_{k}": v for k, v in counts.items()},

@@ -26,12 +26,12 @@ import dspy
 from .errors import BackboneError, InputError
 from .manifest import for_task, load_program, program_for_task, save_program  # noqa: F401 - public API
 from .tasks import TaskSpec, load_task
-from .tuning_budget import (
-    gepa_metric_calls,  # noqa: F401 - public API
+from .tuning_budget import (  # noqa: F401 - public API
     OPTIMIZERS,
     Budget,
     CallEstimate,
     estimate_calls,
+    gepa_metric_calls,
     parse_budget,
     split_items,
     val_size,

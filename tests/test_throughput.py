@@ -15,7 +15,7 @@ from typing import Any
 import dspy
 import pytest
 
-from cejudge_dspy.cli_eval import shard_of
+from cejudge_dspy.cli_eval import shard_key, shard_of
 from cejudge_dspy.compare import merge_runs
 from cejudge_dspy.items import Item
 from cejudge_dspy.judges import PairwiseJudge
@@ -84,8 +84,10 @@ def test_calls_per_item_with_shared_instruction(
     records = judge(shared_instruction_items(language), PairwiseJudge("chat", orders=orders), lm, tmp_path)
     assert all(r.status == "ok" for r in records)
     assert engine.calls == expected == total(records, "calls")
-    # The three items that did not compute the instruction's work reused it (concepts, and translation).
-    assert total(records, "reused") == 3 * (2 if language == "de" else 1)
+    # The instruction's work (concepts, and translation) is computed once: every other request for it
+    # is a reuse, one per item for its second response plus two for the three later items' first.
+    per_instruction = 2 if language == "de" else 1
+    assert total(records, "reused") == per_instruction * (4 + 3)
     assert stage_total(records, "Concepts") == 1 + 4 * 2
     assert stage_total(records, "Translate") == (1 + 4 * 2 if language == "de" else 0)
     assert all(c.source_language in (None, "German") for c in engine.log)
@@ -190,7 +192,7 @@ def run_dir(path: Path, items: Sequence[Item], lm: dspy.LM, shard: str | None) -
 def test_shards_cover_every_item_once_and_merge_like_one_run(tmp_path: Path) -> None:
     lm, _ = simulated_backbone(**INSTANT)
     items = distinct_items(24, per_instruction=3)
-    shards = [[i for i in items if shard_of(i.id, 3) == k] for k in range(3)]
+    shards = [[i for i in items if shard_of(shard_key(i), 3) == k] for k in range(3)]
     assert sorted(i.id for s in shards for i in s) == sorted(i.id for i in items)  # each item exactly once
     assert all(shards)
     dirs = [run_dir(tmp_path / f"shard{k + 1}", s, lm, f"{k + 1}/3") for k, s in enumerate(shards)]
@@ -198,7 +200,8 @@ def test_shards_cover_every_item_once_and_merge_like_one_run(tmp_path: Path) -> 
     merged = merge_runs(dirs, tmp_path / "merged", n_resamples=200)
     assert sorted(r.id for r in read_records(tmp_path / "merged" / RESULTS)) == sorted(i.id for i in items)
     whole = summarize(single, load_task("chat"), n_resamples=200)
-    # Usage differs by design: items of one instruction in different shards cannot share its work.
+    # Shards follow the instruction, so items of one instruction share its work in one shard.
+    assert merged["usage"]["calls"] == whole["usage"]["calls"]
     for key in (
         "task",
         "metric",
@@ -217,16 +220,11 @@ def test_shards_cover_every_item_once_and_merge_like_one_run(tmp_path: Path) -> 
     assert merged["overall"]["value"] == whole["overall"]["value"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="summary.summarize bootstraps records in file order (completion order under concurrency, shard "
-    "order after a merge), so CIs differ for the same predictions; sorting rows by id in summarize fixes it",
-)
 def test_merged_confidence_intervals_match_one_run(tmp_path: Path) -> None:
     lm, _ = simulated_backbone(**INSTANT)
     items = distinct_items(24, per_instruction=3)
     dirs = [
-        run_dir(tmp_path / f"shard{k + 1}", [i for i in items if shard_of(i.id, 3) == k], lm, f"{k + 1}/3")
+        run_dir(tmp_path / f"shard{k + 1}", [i for i in items if shard_of(shard_key(i), 3) == k], lm, f"{k + 1}/3")
         for k in range(3)
     ]
     single = read_records(run_dir(tmp_path / "single", items, lm, None) / RESULTS)
