@@ -9,14 +9,12 @@ follow the inputs (a translation is as long as its source) so token counts are r
 
 Spec (`--lm`): `simulated` (defaults), `simulated:MS` (a flat MS per call, tokens cost nothing), or
 `simulated:base=MS,prompt=MS,output=MS,slots=N` (per call, per prompt token, per output token).
+The answers themselves are written by simulated_answers.py (re-exported here).
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
-import re
 import threading
 import time
 import weakref
@@ -30,14 +28,24 @@ import dspy
 from dspy.lm15 import Message, Response, TextPart, Usage
 
 from .errors import BackboneError
+from .simulated_answers import _FIELD, answer, render, stage_of
+
+__all__ = [
+    "MODEL",
+    "AsyncSimulatedEngine",
+    "CallLog",
+    "SimulatedEngine",
+    "answer",
+    "current_tag",
+    "parse_spec",
+    "render",
+    "simulated_backbone",
+    "simulated_lm",
+    "stage_of",
+    "tagged",
+]
 
 MODEL = "simulated/ce-judge"
-_FIELD = re.compile(r"\[\[ ## (\w+) ## \]\]\n(.*?)(?=\n\n\[\[ ## |\n\nRespond with|\Z)", re.S)
-_OUTPUTS = re.compile(r"Your output fields are:\n(.*?)\nAll interactions", re.S)
-_WORDS = (
-    "narrative voice register argument structure tone imagery instruction format accuracy reasoning context "
-    "audience detail coherence style evidence request"
-).split()
 # The item a call works for, set by whoever issues it (see `tagged`); the call log keeps it so a
 # benchmark can rebuild each item's critical path.
 current_tag: ContextVar[str | None] = ContextVar("simulated_call_tag", default=None)
@@ -60,103 +68,6 @@ class CallLog:
     output_tokens: int
     latency: float
     source_language: str | None = None  # translate calls only: English ones are avoidable work
-
-
-def stage_of(system: str) -> str:
-    """The stage a request is for, read from the output fields the adapter lists in the system message."""
-    match = _OUTPUTS.search(system)
-    outputs = re.findall(r"`(\w+)`", match.group(1)) if match else []
-    for output, stage in (
-        ("concepts", "concepts"),
-        ("english", "translate"),
-        ("score", "score"),
-        ("verdict", "verdict"),
-    ):
-        if output in outputs:
-            return stage
-    if "checklist" in outputs:
-        return "checklist_r2i" if "`instruction_concepts`" in system else "checklist_i2r"
-    return "other:" + ",".join(outputs)
-
-
-def _h(*parts: str) -> int:
-    return int(hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:12], 16)
-
-
-def _quote(text: str, start: int, n: int = 6) -> str:
-    words = text.split() or ["(empty)"]
-    return " ".join(words[start % len(words) :][:n])
-
-
-def answer(stage: str, inputs: dict[str, str]) -> dict[str, Any]:
-    """A well-formed, deterministic answer for one stage, sized like a real model's."""
-    if stage == "concepts":
-        seed = _h(inputs.get("text", ""))
-        return {
-            "concepts": [
-                f"{_WORDS[(seed >> (4 * k)) % len(_WORDS)]} of the {inputs.get('kind', 'text')}"
-                for k in range(2 + seed % 3)
-            ]
-        }
-    if stage == "translate":
-        text = inputs.get("text", "")
-        english = inputs.get("source_language", "").strip().lower() in ("english", "en")
-        return {"english": text if english else f"[English] {text}"}
-    if stage.startswith("checklist"):
-        text = inputs.get("response") or inputs.get("instruction") or ""
-        seed = _h(stage, text)
-        return {
-            "checklist": [
-                f"Does the passage '{_quote(text, seed + 7 * k)}' serve the "
-                f"{_WORDS[(seed + k) % len(_WORDS)]} the instruction calls for?"
-                for k in range(3 + seed % 4)
-            ]
-        }
-    if stage == "score":
-        levels = sorted(int(v) for v in re.findall(r'"(\d+)"\s*:', inputs.get("scale", ""))) or [1]
-        seed = _h(inputs.get("instruction", ""), inputs.get("response", ""))
-        return {
-            "answers": _answers(inputs.get("checklist", ""), seed),
-            "feedback": _feedback(inputs.get("response", ""), seed),
-            "score": levels[seed % len(levels)],
-        }
-    if stage == "verdict":
-        a, b = inputs.get("response_a", ""), inputs.get("response_b", "")
-        # Prefer the response with the smaller digest: the same pick in both orders (position-consistent).
-        verdict = "A" if _h(a) <= _h(b) else "B"
-        return {
-            "answers": _answers(inputs.get("checklist_a", ""), _h(a, b)),
-            "feedback": _feedback(a, _h(b)),
-            "verdict": verdict,
-        }
-    return {}
-
-
-def _answers(checklist: str, seed: int) -> list[str]:
-    questions = re.findall(r'"([^"]+)"', checklist) or ["the checklist"]
-    return [
-        f"{questions[(seed + k) % len(questions)][:80]} -> partly; the text addresses it but leaves "
-        f"the {_WORDS[(seed + k) % len(_WORDS)]} underdeveloped."
-        for k in range(3)
-    ]
-
-
-def _feedback(text: str, seed: int) -> str:
-    return (
-        f"The response handles the {_WORDS[seed % len(_WORDS)]} adequately, as in '{_quote(text, seed)}', "
-        f"but its {_WORDS[(seed >> 3) % len(_WORDS)]} is uneven and some requirements are only implied."
-    )
-
-
-def render(values: dict[str, Any], json_mode: bool) -> str:
-    """The answer in the format the adapter asked for: a JSON object, or ChatAdapter field markers."""
-    if json_mode:
-        return json.dumps(values, ensure_ascii=False)
-    parts = [
-        f"[[ ## {k} ## ]]\n{json.dumps(v, ensure_ascii=False) if isinstance(v, list) else v}"
-        for k, v in values.items()
-    ]
-    return "\n\n".join(parts) + "\n\n[[ ## completed ## ]]"
 
 
 @dataclass
@@ -288,8 +199,14 @@ class AsyncSimulatedEngine:
 def simulated_backbone(cache: bool = False, **model: Any) -> tuple[dspy.LM, SimulatedEngine]:
     """A `dspy.LM` over a fresh `SimulatedEngine(**model)`, and the engine (for its counters)."""
     engine = SimulatedEngine(**model)
-    lm = dspy.LM(MODEL, engine=engine, async_engine=AsyncSimulatedEngine(engine), cache=cache, num_retries=0)
-    return lm, engine
+    return _lm(engine, cache=cache), engine
+
+
+def _lm(engine: SimulatedEngine, **lm_kwargs: Any) -> dspy.LM:
+    # One LM shape for both entry points; no retries, since a simulated call never fails transiently.
+    return dspy.LM(
+        MODEL, engine=engine, async_engine=AsyncSimulatedEngine(engine), num_retries=0, **lm_kwargs
+    )
 
 
 def parse_spec(spec: str) -> dict[str, Any]:
@@ -325,7 +242,4 @@ def simulated_lm(spec: str, *, api_base: str | None = None, **lm_kwargs: Any) ->
     """`backbones.make_lm`'s hook: the `dspy.LM` for a `simulated...` spec (`lm_kwargs`: temperature, ...)."""
     if api_base:
         raise BackboneError(f"--api-base applies to HTTP backbones only, not to '{spec}'; drop it")
-    engine = SimulatedEngine(**parse_spec(spec))
-    return dspy.LM(
-        MODEL, engine=engine, async_engine=AsyncSimulatedEngine(engine), num_retries=0, **lm_kwargs
-    )
+    return _lm(SimulatedEngine(**parse_spec(spec)), **lm_kwargs)
