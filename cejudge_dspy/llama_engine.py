@@ -51,7 +51,28 @@ def llama_response_format(response_format: dict[str, Any] | None) -> dict[str, A
         schema = response_format["json_schema"].get("schema")
     if kind not in ("json_object", "json_schema"):
         raise _unsupported(f"response_format type {kind!r}")
-    return {"type": "json_object", "schema": schema} if schema is not None else {"type": "json_object"}
+    if schema is None:
+        return {"type": "json_object"}
+    return {"type": "json_object", "schema": bound_lists(schema)}
+
+
+# A grammar keeps a small model's JSON valid but does not stop it looping: measured on the 1.5B model,
+# checklists and answer lists ran on item after item to max_tokens (1024) and were cut mid-string,
+# unparsable after a minute of decoding. Arrays the schema leaves unbounded get this many items at most
+# (explicit bounds are kept). Strings stay unbounded: a per-character bound bloats the grammar.
+LIST_MAX_ITEMS = 8
+
+
+def bound_lists(schema: Any) -> Any:
+    """A copy of a JSON schema whose unbounded arrays hold at most LIST_MAX_ITEMS items."""
+    if isinstance(schema, list):
+        return [bound_lists(v) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: bound_lists(v) for k, v in schema.items()}
+    if out.get("type") == "array":
+        out.setdefault("maxItems", LIST_MAX_ITEMS)
+    return out
 
 
 def chat_kwargs(request: lm15.Request) -> dict[str, Any]:

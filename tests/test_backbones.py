@@ -266,6 +266,8 @@ def test_json_adapter_schema_becomes_llama_json_object_schema(fake_lm: dspy.LM) 
         schema["properties"]["verdict"]["enum"] == ["A", "B"]
         and schema["properties"]["score"]["type"] == "integer"
     )
+    # Unbounded lists get a bound, so a looping small model closes the array instead of hitting max_tokens.
+    assert schema["properties"]["reasons"]["maxItems"] == 8
     assert (kwargs["temperature"], kwargs["seed"], kwargs["max_tokens"]) == (0.0, 42, 256)
     assert [m["role"] for m in kwargs["messages"]] == ["system", "user"]
     assert fake_lm.history[-1]["usage"]["total_tokens"] == 18  # usage survives the conversion
@@ -287,7 +289,7 @@ def test_chat_adapter_sends_no_response_format(fake_lm: dspy.LM, monkeypatch: py
         ({"type": "json_schema", "schema": {"type": "object"}, "name": "X", "strict": True},
          {"type": "json_object", "schema": {"type": "object"}}),
         ({"type": "json_schema", "json_schema": {"name": "X", "schema": {"type": "array"}}},
-         {"type": "json_object", "schema": {"type": "array"}}),
+         {"type": "json_object", "schema": {"type": "array", "maxItems": 8}}),
         ({"type": "json_object"}, {"type": "json_object"}),
         ({"type": "text"}, None),
     ],
