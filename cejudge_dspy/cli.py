@@ -31,6 +31,8 @@ def add_backbone_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--seed", type=int, default=42)
     g.add_argument("--max-tokens", type=int, default=1024)
     g.add_argument("--no-cache", action="store_true", help="do not read or write DSPy's response cache")
+    g.add_argument("--constrained", action="store_true",
+                   help="local GGUF models: decode under the JSON schema as a grammar (always parses, slower)")
 
 
 def add_program_args(p: argparse.ArgumentParser) -> None:
@@ -55,7 +57,7 @@ def backbone(args: argparse.Namespace, status: Any = None) -> Iterator[dspy.LM]:
 
     with use_backbone(args.lm, api_base=args.api_base, api_key=args.api_key, temperature=args.temperature,
                       seed=args.seed, max_tokens=args.max_tokens, cache=not args.no_cache,
-                      on_status=on_status) as lm:
+                      on_status=on_status, **({"constrained": True} if args.constrained else {})) as lm:
         yield lm
 
 
