@@ -66,20 +66,33 @@ class DirectPointwiseJudge(dspy.Module):
         self.spec = load_task(task)
         self.judge = _DirectScoreStage()
 
-    async def aforward(self, instruction: str, response: str, language: str = "en",
-                       response_language: str | None = None) -> dspy.Prediction:
+    async def aforward(
+        self, instruction: str, response: str, language: str = "en", response_language: str | None = None
+    ) -> dspy.Prediction:
         instruction, response = require_text(instruction, "instruction"), require_text(response, "response")
         normalize_language(language)
         usage = Usage()
         with collecting(usage):
             try:
-                pred = await self.judge.acall(task=self.spec.task, criteria=self.spec.criteria,
-                                              scale=self.spec.scale, instruction=instruction, response=response)
+                pred = await self.judge.acall(
+                    task=self.spec.task,
+                    criteria=self.spec.criteria,
+                    scale=self.spec.scale,
+                    instruction=instruction,
+                    response=response,
+                )
             except StageFailure as failure:
-                return unparsed("pointwise", failure.stage, failure.reason, method="direct",
-                                usage=usage).to_prediction()
-        return JudgeResult(mode="pointwise", status="ok", method="direct", score=pred.score,
-                           feedback=pred.feedback, usage=usage).to_prediction()
+                return unparsed(
+                    "pointwise", failure.stage, failure.reason, method="direct", usage=usage
+                ).to_prediction()
+        return JudgeResult(
+            mode="pointwise",
+            status="ok",
+            method="direct",
+            score=pred.score,
+            feedback=pred.feedback,
+            usage=usage,
+        ).to_prediction()
 
     def forward(self, **kwargs: Any) -> dspy.Prediction:
         return run_sync(self.aforward(**kwargs))
@@ -92,8 +105,9 @@ class DirectPairwiseJudge(dspy.Module):
         self.orders = orders
         self.judge = _DirectVerdictStage()
 
-    async def aforward(self, instruction: str, response_a: str, response_b: str,
-                       language: str = "en") -> dspy.Prediction:
+    async def aforward(
+        self, instruction: str, response_a: str, response_b: str, language: str = "en"
+    ) -> dspy.Prediction:
         instruction = require_text(instruction, "instruction")
         a, b = require_text(response_a, "response_a"), require_text(response_b, "response_b")
         normalize_language(language)
@@ -104,15 +118,31 @@ class DirectPairwiseJudge(dspy.Module):
         verdict, consistent = reconcile(orders)
         if verdict is None:
             failed = next(o for o in orders if o.verdict is None)
-            return unparsed("pairwise", failed.order, str(failed.error), method="direct", orders=orders,
-                            usage=usage).to_prediction()
-        return JudgeResult(mode="pairwise", status="ok", method="direct", verdict=verdict, consistent=consistent,
-                           feedback=orders[0].feedback, orders=orders, usage=usage).to_prediction()
+            return unparsed(
+                "pairwise", failed.order, str(failed.error), method="direct", orders=orders, usage=usage
+            ).to_prediction()
+        return JudgeResult(
+            mode="pairwise",
+            status="ok",
+            method="direct",
+            verdict=verdict,
+            consistent=consistent,
+            feedback=orders[0].feedback,
+            orders=orders,
+            usage=usage,
+        ).to_prediction()
 
-    async def _one(self, instruction: str, order: Literal["AB", "BA"], first: str, second: str) -> OrderResult:
+    async def _one(
+        self, instruction: str, order: Literal["AB", "BA"], first: str, second: str
+    ) -> OrderResult:
         try:
-            pred = await self.judge.acall(task=self.spec.task, criteria=self.spec.criteria,
-                                          instruction=instruction, response_a=first, response_b=second)
+            pred = await self.judge.acall(
+                task=self.spec.task,
+                criteria=self.spec.criteria,
+                instruction=instruction,
+                response_a=first,
+                response_b=second,
+            )
         except StageFailure as failure:
             return OrderResult(order=order, verdict=None, shown_verdict=None, error=failure.reason)
         mapped = pred.verdict if order == "AB" else swap_verdict(pred.verdict)

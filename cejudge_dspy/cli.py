@@ -23,27 +23,42 @@ Handler = Callable[[argparse.Namespace], int]
 
 def add_backbone_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("backbone")
-    g.add_argument("--lm", default="embedded",
-                   help="embedded (default), gguf:PATH, or a dspy model string such as hosted_vllm/MODEL")
+    g.add_argument(
+        "--lm",
+        default="embedded",
+        help="embedded (default), gguf:PATH, or a dspy model string such as hosted_vllm/MODEL",
+    )
     g.add_argument("--api-base", default=None, help="server URL for HTTP backbones, including /v1")
     g.add_argument("--api-key", default=None, help="API key for HTTP backbones")
     g.add_argument("--temperature", type=float, default=0.0)
     g.add_argument("--seed", type=int, default=42)
     g.add_argument("--max-tokens", type=int, default=1024)
     g.add_argument("--no-cache", action="store_true", help="do not read or write DSPy's response cache")
-    g.add_argument("--constrained", action="store_true",
-                   help="local GGUF models: decode under the JSON schema as a grammar (always parses, slower)")
+    g.add_argument(
+        "--constrained",
+        action="store_true",
+        help="local GGUF models: decode under the JSON schema as a grammar (always parses, slower)",
+    )
 
 
 def add_program_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("program")
     g.add_argument("--task", default=None, help="declared task (see `cejudge tasks`)")
-    g.add_argument("--method", default="cejudge", help="cejudge (default), direct, checkeval, cejudge-checkeval")
+    g.add_argument(
+        "--method", default="cejudge", help="cejudge (default), direct, checkeval, cejudge-checkeval"
+    )
     g.add_argument("--translator", default="llm", help="llm (offline default), google, none")
-    g.add_argument("--orders", default="both", choices=("both", "single"),
-                   help="pairwise: judge A/B and B/A (default) or only A/B as the paper did")
-    g.add_argument("--program", default="auto",
-                   help="auto (tuned program from optimized/ when present), base, or a saved program path")
+    g.add_argument(
+        "--orders",
+        default="both",
+        choices=("both", "single"),
+        help="pairwise: judge A/B and B/A (default) or only A/B as the paper did",
+    )
+    g.add_argument(
+        "--program",
+        default="auto",
+        help="auto (tuned program from optimized/ when present), base, or a saved program path",
+    )
 
 
 @contextmanager
@@ -55,9 +70,17 @@ def backbone(args: argparse.Namespace, status: Any = None) -> Iterator[dspy.LM]:
         if status is not None:
             status.update(message)
 
-    with use_backbone(args.lm, api_base=args.api_base, api_key=args.api_key, temperature=args.temperature,
-                      seed=args.seed, max_tokens=args.max_tokens, cache=not args.no_cache,
-                      on_status=on_status, **({"constrained": True} if args.constrained else {})) as lm:
+    with use_backbone(
+        args.lm,
+        api_base=args.api_base,
+        api_key=args.api_key,
+        temperature=args.temperature,
+        seed=args.seed,
+        max_tokens=args.max_tokens,
+        cache=not args.no_cache,
+        on_status=on_status,
+        **({"constrained": True} if args.constrained else {}),
+    ) as lm:
         yield lm
 
 
@@ -92,7 +115,9 @@ def _judge_parser(sub: Any) -> None:
     p.add_argument("--response-a", help="pairwise: the first response")
     p.add_argument("--response-b", help="pairwise: the second response")
     p.add_argument("--language", default="en", help="language of the instruction (and responses)")
-    p.add_argument("--response-language", default=None, help="pointwise: language of the response, if different")
+    p.add_argument(
+        "--response-language", default=None, help="pointwise: language of the response, if different"
+    )
     p.add_argument("--file", help="a JSON object, JSON list or JSONL file of items with the same keys")
     p.add_argument("--json", action="store_true", help="print JSON results instead of panels")
     add_program_args(p)
@@ -154,7 +179,9 @@ def _run_tasks(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     from . import cli_checkeval, cli_eval
 
-    parser = argparse.ArgumentParser(prog="cejudge", description="Checklist-engineered multilingual LLM judges.")
+    parser = argparse.ArgumentParser(
+        prog="cejudge", description="Checklist-engineered multilingual LLM judges."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     _judge_parser(sub)
     _tasks_parser(sub)
@@ -162,7 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
     cli_checkeval.add_parsers(sub)
     from .tuning_cli import add_optimize_args, run_optimize
 
-    p = sub.add_parser("optimize", help="tune a task's stage instructions against human labels (as optimize.py)")
+    p = sub.add_parser(
+        "optimize", help="tune a task's stage instructions against human labels (as optimize.py)"
+    )
     add_optimize_args(p)
     p.set_defaults(handler=run_optimize)
     return parser
@@ -185,7 +214,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .backbones import explain_backbone_error
 
             lm = getattr(args, "lm", None)
-            explained = explain_backbone_error(exc, lm, api_base=getattr(args, "api_base", None)) if lm else None
+            explained = (
+                explain_backbone_error(exc, lm, api_base=getattr(args, "api_base", None)) if lm else None
+            )
             if explained is None:
                 raise
             raise explained from exc

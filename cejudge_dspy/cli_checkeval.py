@@ -38,7 +38,10 @@ def run_checklist(args: argparse.Namespace) -> int:
     if args.action == "show":
         checklist = Checklist.load(spec, args.out)
     else:
-        with err.status(f"Building the {spec.name} checklist on {args.lm}…") as status, backbone(args, status):
+        with (
+            err.status(f"Building the {spec.name} checklist on {args.lm}…") as status,
+            backbone(args, status),
+        ):
             checklist = build_checklist(spec, augment=not args.no_augment)
         path = checklist.save(Path(args.out) if args.out else None)
         err.print(f"wrote {path}")
@@ -48,7 +51,9 @@ def run_checklist(args: argparse.Namespace) -> int:
     for dim in spec.dimensions:
         qs = [q for q in checklist.questions if q.dimension == dim.name]
         by_origin = [sum(q.kept for q in qs if q.origin == o) for o in ("seed", "diversified", "elaborated")]
-        table.add_row(dim.name, *map(str, by_origin), str(sum(q.kept for q in qs)), str(sum(not q.kept for q in qs)))
+        table.add_row(
+            dim.name, *map(str, by_origin), str(sum(q.kept for q in qs)), str(sum(not q.kept for q in qs))
+        )
     console().print(table)
     reasons: dict[str, int] = {}
     for q in checklist.questions:
@@ -69,8 +74,12 @@ def run_agreement(args: argparse.Namespace) -> int:
     if len(args.runs) < 2:
         raise InputError("needs at least two run directories", field="runs")
     runs = [load_run(Path(r)) for r in args.runs]
-    result = agreement([records for _, records in runs], dimension=args.dimension, method=args.method,
-                       human_key=args.dimension)
+    result = agreement(
+        [records for _, records in runs],
+        dimension=args.dimension,
+        method=args.method,
+        human_key=args.dimension,
+    )
     table = Table(title="Agreement across runs (raters = runs, units = items)")
     table.add_column("measure")
     table.add_column("value", justify="right")
@@ -80,8 +89,11 @@ def run_agreement(args: argparse.Namespace) -> int:
         table.add_row(key, _fmt(m.get("value")), str(m.get("n", "")))
     human = result.get("human_correlation") or {}
     for (config, _), value in zip(runs, human.get("per_run", []), strict=False):
-        table.add_row(f"{args.method} with humans: {config.get('lm')} ({config.get('method')})",
-                      _fmt((value or {}).get("value")), str((value or {}).get("n", "")))
+        table.add_row(
+            f"{args.method} with humans: {config.get('lm')} ({config.get('method')})",
+            _fmt((value or {}).get("value")),
+            str((value or {}).get("n", "")),
+        )
     for k in ("min", "max", "mean", "std"):
         if k in human:
             table.add_row(f"{args.method} spread: {k}", _fmt(human[k]), "")

@@ -27,7 +27,9 @@ from .items import Item
 
 
 def add_parsers(sub: Any) -> None:
-    p = sub.add_parser("evaluate", help="judge a dataset, write results.jsonl and summary.json, print the table")
+    p = sub.add_parser(
+        "evaluate", help="judge a dataset, write results.jsonl and summary.json, print the table"
+    )
     add_program_args(p)
     add_backbone_args(p)
     p.add_argument("--data", help="local file or directory (default: the task's hub dataset)")
@@ -96,35 +98,74 @@ def run_evaluate(args: argparse.Namespace) -> int:
         raise InputError("is required for evaluate", field="--task")
     spec = load_task(args.task)
     shard = parse_shard(args.shard)
-    items = load_items(spec, args.data, fields=parse_fields(args.field), constants=parse_fields(args.const, "--const"),
-                       languages=args.language, subsets=args.subset, limit=args.limit, seed=args.seed)
+    items = load_items(
+        spec,
+        args.data,
+        fields=parse_fields(args.field),
+        constants=parse_fields(args.const, "--const"),
+        languages=args.language,
+        subsets=args.subset,
+        limit=args.limit,
+        seed=args.seed,
+    )
     if shard:
         items = [i for i in items if shard_of(shard_key(i), shard[1]) == shard[0] - 1]
     out = Path(args.out or f"runs/{spec.name}-{args.method}")
-    config = {"task": spec.name, "method": args.method, "lm": args.lm, "api_base": args.api_base,
-              "orders": args.orders, "translator": args.translator, "program": args.program, "data": args.data,
-              "limit": args.limit, "seed": args.seed, "shard": args.shard}
+    config = {
+        "task": spec.name,
+        "method": args.method,
+        "lm": args.lm,
+        "api_base": args.api_base,
+        "orders": args.orders,
+        "translator": args.translator,
+        "program": args.program,
+        "data": args.data,
+        "limit": args.limit,
+        "seed": args.seed,
+        "shard": args.shard,
+    }
     records = prepare_run_dir(out, config)
     todo = pending_items(items, records)
     err = console(stderr=True)
-    err.print(f"{len(items)} items, {len(items) - len(todo)} already in {out / RESULTS}, {len(todo)} to judge")
+    err.print(
+        f"{len(items)} items, {len(items) - len(todo)} already in {out / RESULTS}, {len(todo)} to judge"
+    )
     if todo:
         progress = RunProgress(total=len(todo))
-        columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   TimeRemainingColumn(), TextColumn("{task.fields[extra]}")]
+        columns = [
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[extra]}"),
+        ]
         with Progress(*columns, console=err, transient=False) as bar, err.status("") as status:
             task_id = bar.add_task(f"{spec.name} · {args.method}", total=len(todo), extra="")
 
             def tick(_: Any) -> None:
                 rate = progress.done / max(1e-9, _elapsed(progress))
-                bar.update(task_id, completed=progress.done,
-                           extra=f"unparsed {progress.unparsed} · errors {progress.errors} · {rate:.2f} items/s")
+                bar.update(
+                    task_id,
+                    completed=progress.done,
+                    extra=f"unparsed {progress.unparsed} · errors {progress.errors} · {rate:.2f} items/s",
+                )
 
             with backbone(args, status):
                 status.stop()
                 program = build(args, spec.name)
-                asyncio.run(judge_items(todo, program, out / RESULTS, task=spec.name, method=args.method,
-                                        concurrency=args.concurrency, progress=progress, on_record=tick))
+                asyncio.run(
+                    judge_items(
+                        todo,
+                        program,
+                        out / RESULTS,
+                        task=spec.name,
+                        method=args.method,
+                        concurrency=args.concurrency,
+                        progress=progress,
+                        on_record=tick,
+                    )
+                )
     summary = summarize(read_records(out / RESULTS), spec, n_resamples=args.bootstrap, seed=args.seed)
     summary["run"] = config
     (out / SUMMARY).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -154,8 +195,15 @@ def run_score_predictions(args: argparse.Namespace) -> int:
         table.add_column(col)
     for s in scores:
         strict = s.strict_value
-        table.add_row(Path(s.path).name, s.language, s.result.name, f"{s.value:.3f}",
-                      "" if strict is None else f"{strict:.3f}", str(s.result.n), str(s.n_unparsed))
+        table.add_row(
+            Path(s.path).name,
+            s.language,
+            s.result.name,
+            f"{s.value:.3f}",
+            "" if strict is None else f"{strict:.3f}",
+            str(s.result.n),
+            str(s.n_unparsed),
+        )
     for kind in sorted({s.kind for s in scores}):
         avg = average(scores, kind)
         table.add_row(f"[bold]average ({kind})[/]", "", avg.name, f"{avg.value:.3f}", "", str(avg.n), "")

@@ -44,11 +44,16 @@ def compare_runs(path_a: Path, path_b: Path, *, n_resamples: int = 1000, seed: i
         sel = [(a, b) for a, b in pairs if lang == "all" or language_key(a.item) == lang]
         pa, pb = [prediction(a) for a, _ in sel], [prediction(b) for _, b in sel]
         gold = [a.item["label"] for a, _ in sel]
-        rows.append({"language": lang, "n": len(sel), **_compare(spec.metric, pa, pb, gold, n_resamples, seed)})
+        rows.append(
+            {"language": lang, "n": len(sel), **_compare(spec.metric, pa, pb, gold, n_resamples, seed)}
+        )
     return {
-        "task": spec.name, "metric": spec.metric,
+        "task": spec.name,
+        "metric": spec.metric,
         "runs": [{"path": str(path_a), **_describe(config_a)}, {"path": str(path_b), **_describe(config_b)}],
-        "common_items": len(pairs), "only_a": len(recs_a) - len(pairs), "only_b": len(recs_b) - len(pairs),
+        "common_items": len(pairs),
+        "only_a": len(recs_a) - len(pairs),
+        "only_b": len(recs_b) - len(pairs),
         "rows": rows,
     }
 
@@ -57,8 +62,9 @@ def _describe(config: dict[str, Any]) -> dict[str, Any]:
     return {k: config.get(k) for k in ("method", "lm", "orders", "program")}
 
 
-def _compare(metric: str, pa: list[Any], pb: list[Any], gold: list[Any], n_resamples: int,
-             seed: int) -> dict[str, Any]:
+def _compare(
+    metric: str, pa: list[Any], pb: list[Any], gold: list[Any], n_resamples: int, seed: int
+) -> dict[str, Any]:
     if metric == "accuracy":
         ma, mb = accuracy(pa, gold), accuracy(pb, gold)
         right_a = [None if p is None or g == "tie" else p == g for p, g in zip(pa, gold, strict=True)]
@@ -68,8 +74,11 @@ def _compare(metric: str, pa: list[Any], pb: list[Any], gold: list[Any], n_resam
     else:
         fn = CORRELATIONS[metric]
         ma, mb = fn(pa, gold), fn(pb, gold)
-        test = (paired_bootstrap_diff(fn, pa, pb, gold, n_resamples=n_resamples, seed=seed)
-                if len(gold) > 2 else MetricResult("diff", float("nan"), len(gold), reason="too few items"))
+        test = (
+            paired_bootstrap_diff(fn, pa, pb, gold, n_resamples=n_resamples, seed=seed)
+            if len(gold) > 2
+            else MetricResult("diff", float("nan"), len(gold), reason="too few items")
+        )
         agree = kendall_tau(pa, pb)
     return {"a": ma.to_dict(), "b": mb.to_dict(), "agreement": agree.to_dict(), "test": test.to_dict()}
 
@@ -82,13 +91,17 @@ def merge_runs(paths: list[Path], out: Path, *, n_resamples: int = 1000, seed: i
         configs.append(config)
         for r in records:
             if r.id in merged:
-                raise CEJudgeError(f"item {r.id} appears in more than one run ({path}); shards must not overlap")
+                raise CEJudgeError(
+                    f"item {r.id} appears in more than one run ({path}); shards must not overlap"
+                )
             merged[r.id] = r
     keys = ("task", "method", "lm", "orders", "translator", "program")
     for path, config in zip(paths[1:], configs[1:], strict=True):
         diff = [k for k in keys if config.get(k) != configs[0].get(k)]
         if diff:
-            raise CEJudgeError(f"{path} differs from {paths[0]} in {', '.join(diff)}; only shards of one run merge")
+            raise CEJudgeError(
+                f"{path} differs from {paths[0]} in {', '.join(diff)}; only shards of one run merge"
+            )
     out.mkdir(parents=True, exist_ok=True)
     if (out / RESULTS).exists():
         raise CEJudgeError(f"{out / RESULTS} exists; merge into a new directory")

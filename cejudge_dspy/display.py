@@ -37,7 +37,9 @@ def verdict_panel(result: JudgeResult, spec: TaskSpec, item_id: str | None = Non
     if result.mode == "pairwise":
         head = Text(f"Verdict: {result.verdict}", style="bold green" if result.consistent else "bold yellow")
         if result.consistent is False:
-            head.append("  (orders disagree: " + ", ".join(f"{o.order}→{o.verdict}" for o in result.orders) + ")")
+            head.append(
+                "  (orders disagree: " + ", ".join(f"{o.order}→{o.verdict}" for o in result.orders) + ")"
+            )
         elif result.consistent:
             head.append("  (consistent across both orders)")
     else:
@@ -51,8 +53,14 @@ def verdict_panel(result: JudgeResult, spec: TaskSpec, item_id: str | None = Non
     for name, checklist in result.checklists.items():
         parts += [Text(""), Text(f"Checklist ({name})", style="bold"), _bullets(checklist)]
     u = result.usage
-    parts += [Text(""), Text(f"LM calls {u.calls} (cached {u.cached}, reused {u.reused}) · tokens "
-                             f"{u.prompt_tokens} in / {u.completion_tokens} out", style="dim")]
+    parts += [
+        Text(""),
+        Text(
+            f"LM calls {u.calls} (cached {u.cached}, reused {u.reused}) · tokens "
+            f"{u.prompt_tokens} in / {u.completion_tokens} out",
+            style="dim",
+        ),
+    ]
     return Panel(Group(*parts), title=title, border_style="green")
 
 
@@ -69,11 +77,17 @@ def tasks_table(tasks: dict[str, TaskSpec]) -> Table:
 def items_panels(spec: TaskSpec, items: Sequence[Item]) -> list[Panel]:
     panels = []
     for item in items:
-        rows = [f"[bold]language[/] {item.language}" + (f" → {item.response_language}" if item.response_language
-                                                          else ""),
-                f"[bold]label[/] {item.label}", f"[bold]instruction[/] {_clip(item.instruction)}"]
+        rows = [
+            f"[bold]language[/] {item.language}"
+            + (f" → {item.response_language}" if item.response_language else ""),
+            f"[bold]label[/] {item.label}",
+            f"[bold]instruction[/] {_clip(item.instruction)}",
+        ]
         if item.mode == "pairwise":
-            rows += [f"[bold]response A[/] {_clip(item.response_a)}", f"[bold]response B[/] {_clip(item.response_b)}"]
+            rows += [
+                f"[bold]response A[/] {_clip(item.response_a)}",
+                f"[bold]response B[/] {_clip(item.response_b)}",
+            ]
         else:
             rows.append(f"[bold]response[/] {_clip(item.response)}")
         panels.append(Panel("\n".join(rows), title=f"{spec.name} · {item.id}"))
@@ -92,14 +106,28 @@ def summary_table(summary: dict[str, Any], title: str | None = None) -> Table:
     for col in ("language", metric, "95% CI", "n", "excluded"):
         table.add_column(col, justify="right" if col != "language" else "left")
     for lang, m in summary.get("per_language", {}).items():
-        table.add_row(lang, _fmt(m["value"]), f"[{_fmt(m['ci_low'])}, {_fmt(m['ci_high'])}]", str(m["n"]),
-                      str(m["n_excluded"]))
+        table.add_row(
+            lang,
+            _fmt(m["value"]),
+            f"[{_fmt(m['ci_low'])}, {_fmt(m['ci_high'])}]",
+            str(m["n"]),
+            str(m["n_excluded"]),
+        )
     if "overall" in summary:
         m = summary["overall"]
-        table.add_row("[bold]all items[/]", _fmt(m["value"]), f"[{_fmt(m['ci_low'])}, {_fmt(m['ci_high'])}]",
-                      str(m["n"]), str(m["n_excluded"]))
+        table.add_row(
+            "[bold]all items[/]",
+            _fmt(m["value"]),
+            f"[{_fmt(m['ci_low'])}, {_fmt(m['ci_high'])}]",
+            str(m["n"]),
+            str(m["n_excluded"]),
+        )
     table.add_row("[bold]average (macro)[/]", _fmt(summary.get("average")), "", "", "")
-    caption = [f"items {summary['n_items']}", f"unparsed {summary['n_unparsed']}", f"errors {summary['n_error']}"]
+    caption = [
+        f"items {summary['n_items']}",
+        f"unparsed {summary['n_unparsed']}",
+        f"errors {summary['n_error']}",
+    ]
     if "position_consistency" in summary:
         caption.append(f"position consistency {_fmt(summary['position_consistency']['value'])}")
     if "share_shown_A" in summary:
@@ -120,8 +148,10 @@ def dimension_tables(summary: dict[str, Any]) -> Table | None:
     for name in ("spearman", "kendall", "pearson"):
         table.add_column(name, justify="right")
     for dim, row in dims.items():
-        cells = [f"{_fmt(row[n]['value'])} | {_fmt((row[f'{n}_per_document'] or {}).get('value'))}"
-                 for n in ("spearman", "kendall", "pearson")]
+        cells = [
+            f"{_fmt(row[n]['value'])} | {_fmt((row[f'{n}_per_document'] or {}).get('value'))}"
+            for n in ("spearman", "kendall", "pearson")
+        ]
         table.add_row(dim, *cells)
     return table
 
@@ -134,9 +164,18 @@ def compare_table(cmp: dict[str, Any]) -> Table:
         table.add_column(col, justify="left" if col == "language" else "right")
     for row in cmp["rows"]:
         test = row["test"]
-        table.add_row(row["language"], str(row["n"]), _fmt(row["a"]["value"]), _fmt(row["b"]["value"]),
-                      _fmt(row["agreement"]["value"]), test["name"], _fmt(test.get("p_value")))
-    table.caption = f"common items {cmp['common_items']} · only in A {cmp['only_a']} · only in B {cmp['only_b']}"
+        table.add_row(
+            row["language"],
+            str(row["n"]),
+            _fmt(row["a"]["value"]),
+            _fmt(row["b"]["value"]),
+            _fmt(row["agreement"]["value"]),
+            test["name"],
+            _fmt(test.get("p_value")),
+        )
+    table.caption = (
+        f"common items {cmp['common_items']} · only in A {cmp['only_a']} · only in B {cmp['only_b']}"
+    )
     return table
 
 

@@ -18,7 +18,9 @@ class InputError(CEJudgeError, ValueError):
     """An item or argument is malformed; the message names the item and the field."""
 
     def __init__(self, message: str, *, item: str | None = None, field: str | None = None) -> None:
-        where = ", ".join(p for p in (f"item {item}" if item else "", f"field '{field}'" if field else "") if p)
+        where = ", ".join(
+            p for p in (f"item {item}" if item else "", f"field '{field}'" if field else "") if p
+        )
         super().__init__(f"{where}: {message}" if where else message)
         self.item = item
         self.field = field

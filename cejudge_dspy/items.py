@@ -35,10 +35,18 @@ class Item:
     def inputs(self) -> dict[str, Any]:
         """Keyword arguments for the judge program of this item's mode."""
         if self.mode == "pairwise":
-            return {"instruction": self.instruction, "response_a": self.response_a,
-                    "response_b": self.response_b, "language": self.language}
-        return {"instruction": self.instruction, "response": self.response, "language": self.language,
-                "response_language": self.response_language}
+            return {
+                "instruction": self.instruction,
+                "response_a": self.response_a,
+                "response_b": self.response_b,
+                "language": self.language,
+            }
+        return {
+            "instruction": self.instruction,
+            "response": self.response,
+            "language": self.language,
+            "response_language": self.response_language,
+        }
 
     def to_example(self) -> dspy.Example:
         """A `dspy.Example` for optimizers: the judge inputs marked as inputs, plus `label` and `id`."""

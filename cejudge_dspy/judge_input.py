@@ -24,22 +24,39 @@ def item_from_mapping(data: dict[str, Any], spec: TaskSpec, item_id: str) -> Ite
         raise InputError(f"must be a JSON object, got {type(data).__name__}", item=item_id)
     item_id = str(data.get("id", item_id))
     language = normalize_language(str(data.get("language") or "en"), item=item_id)
-    common = {"id": item_id, "mode": spec.mode, "language": language,
-              "instruction": require_text(data.get("instruction"), "instruction", item_id)}
+    common = {
+        "id": item_id,
+        "mode": spec.mode,
+        "language": language,
+        "instruction": require_text(data.get("instruction"), "instruction", item_id),
+    }
     if spec.mode == "pairwise":
         stray = [k for k in ("response",) if data.get(k)]
         if stray:
-            raise InputError(f"task '{spec.name}' is pairwise: give response_a and response_b", item=item_id,
-                             field="response")
-        return Item(**common, response_a=require_text(data.get("response_a"), "response_a", item_id),
-                    response_b=require_text(data.get("response_b"), "response_b", item_id), label=data.get("label"))
+            raise InputError(
+                f"task '{spec.name}' is pairwise: give response_a and response_b",
+                item=item_id,
+                field="response",
+            )
+        return Item(
+            **common,
+            response_a=require_text(data.get("response_a"), "response_a", item_id),
+            response_b=require_text(data.get("response_b"), "response_b", item_id),
+            label=data.get("label"),
+        )
     if data.get("response_a") or data.get("response_b"):
-        raise InputError(f"task '{spec.name}' is pointwise: give one response", item=item_id, field="response_a")
+        raise InputError(
+            f"task '{spec.name}' is pointwise: give one response", item=item_id, field="response_a"
+        )
     response_language = data.get("response_language")
-    return Item(**common, response=require_text(data.get("response"), "response", item_id),
-                response_language=normalize_language(str(response_language), item=item_id,
-                                                     field="response_language") if response_language else None,
-                label=data.get("label"))
+    return Item(
+        **common,
+        response=require_text(data.get("response"), "response", item_id),
+        response_language=normalize_language(str(response_language), item=item_id, field="response_language")
+        if response_language
+        else None,
+        label=data.get("label"),
+    )
 
 
 def read_item_file(path: Path) -> list[dict[str, Any]]:
@@ -67,6 +84,12 @@ def items_from_args(args: argparse.Namespace, spec: TaskSpec) -> list[Item]:
     if args.file:
         rows = read_item_file(Path(args.file))
         return [item_from_mapping(row, spec, f"{Path(args.file).name}:{n}") for n, row in enumerate(rows, 1)]
-    data = {"instruction": args.instruction, "language": args.language, "response_language": args.response_language,
-            "response": args.response, "response_a": args.response_a, "response_b": args.response_b}
+    data = {
+        "instruction": args.instruction,
+        "language": args.language,
+        "response_language": args.response_language,
+        "response": args.response,
+        "response_a": args.response_a,
+        "response_b": args.response_b,
+    }
     return [item_from_mapping({k: v for k, v in data.items() if v is not None}, spec, "cli")]

@@ -64,8 +64,10 @@ class Understanding:
 
     @property
     def checklist_parts(self) -> dict[str, list[str]]:
-        return {"response_to_instruction": self.response_to_instruction,
-                "instruction_to_response": self.instruction_to_response}
+        return {
+            "response_to_instruction": self.response_to_instruction,
+            "instruction_to_response": self.instruction_to_response,
+        }
 
 
 class _CEJudge(dspy.Module):
@@ -84,8 +86,10 @@ class _CEJudge(dspy.Module):
         self.checklist_i2r = ChecklistFromInstruction()
         # "llm" goes through the `translate` stage above (tunable, shared, cached per LM);
         # other translators are external services behind the Translator protocol.
-        self.translator = None if translator == "llm" else (
-            translator if not isinstance(translator, str) else make_translator(translator)
+        self.translator = (
+            None
+            if translator == "llm"
+            else (translator if not isinstance(translator, str) else make_translator(translator))
         )
         self.shared = SharedWork()
 
@@ -114,21 +118,26 @@ class _CEJudge(dspy.Module):
         )
         return pred.english
 
-    async def _understand(self, instruction: str, response: str, language: str,
-                          response_language: str) -> Understanding:
+    async def _understand(
+        self, instruction: str, response: str, language: str, response_language: str
+    ) -> Understanding:
         """Concepts of the original texts and their English, then the response's two checklists.
 
         Shared work makes the instruction's half run once however many responses ask for it.
         """
         ic, it, rc, rt = await asyncio.gather(
-            self._concepts(instruction, "instruction"), self._english(instruction, language),
-            self._concepts(response, "response"), self._english(response, response_language),
+            self._concepts(instruction, "instruction"),
+            self._english(instruction, language),
+            self._concepts(response, "response"),
+            self._english(response, response_language),
         )
         r2i, i2r = await asyncio.gather(
-            self._shared("checklist_r2i", self.checklist_r2i, task=self.spec.task,
-                         instruction_concepts=ic, response=rt),
-            self._shared("checklist_i2r", self.checklist_i2r, task=self.spec.task,
-                         instruction=it, response_concepts=rc),
+            self._shared(
+                "checklist_r2i", self.checklist_r2i, task=self.spec.task, instruction_concepts=ic, response=rt
+            ),
+            self._shared(
+                "checklist_i2r", self.checklist_i2r, task=self.spec.task, instruction=it, response_concepts=rc
+            ),
         )
         return Understanding(ic, it, rc, rt, r2i.checklist, i2r.checklist)
 
@@ -145,8 +154,9 @@ class PointwiseJudge(_CEJudge):
         super().__init__(task, translator)
         self.judge = ScoreJudgment()
 
-    async def aforward(self, instruction: str, response: str, language: str = "en",
-                       response_language: str | None = None) -> dspy.Prediction:
+    async def aforward(
+        self, instruction: str, response: str, language: str = "en", response_language: str | None = None
+    ) -> dspy.Prediction:
         instruction = require_text(instruction, "instruction")
         response = require_text(response, "response")
         language = normalize_language(language)
@@ -157,18 +167,31 @@ class PointwiseJudge(_CEJudge):
             try:
                 seen = await self._understand(instruction, response, language, response_language)
                 found["concepts"] = {"instruction": seen.instruction_concepts, "response": seen.concepts}
-                found["translations"] = _translations(instruction=(instruction, seen.instruction_english),
-                                                      response=(response, seen.english))
+                found["translations"] = _translations(
+                    instruction=(instruction, seen.instruction_english), response=(response, seen.english)
+                )
                 found["checklist_parts"] = {"response": seen.checklist_parts}
                 found["checklists"] = {"response": seen.checklist}
                 pred = await self.judge.acall(
-                    task=self.spec.task, criteria=self.spec.criteria, scale=self.spec.scale,
-                    instruction=instruction, response=response, checklist=seen.checklist,
+                    task=self.spec.task,
+                    criteria=self.spec.criteria,
+                    scale=self.spec.scale,
+                    instruction=instruction,
+                    response=response,
+                    checklist=seen.checklist,
                 )
             except StageFailure as failure:
-                return unparsed("pointwise", failure.stage, failure.reason, failure.raw, **found).to_prediction()
-        result = JudgeResult(mode="pointwise", status="ok", score=pred.score, feedback=pred.feedback,
-                             answers=list(pred.answers), **found)
+                return unparsed(
+                    "pointwise", failure.stage, failure.reason, failure.raw, **found
+                ).to_prediction()
+        result = JudgeResult(
+            mode="pointwise",
+            status="ok",
+            score=pred.score,
+            feedback=pred.feedback,
+            answers=list(pred.answers),
+            **found,
+        )
         return result.to_prediction()
 
 
@@ -177,16 +200,21 @@ class PairwiseJudge(_CEJudge):
 
     mode = "pairwise"
 
-    def __init__(self, task: str | TaskSpec = "chat", translator: str | Translator = "llm",
-                 orders: Literal["both", "single"] = "both") -> None:
+    def __init__(
+        self,
+        task: str | TaskSpec = "chat",
+        translator: str | Translator = "llm",
+        orders: Literal["both", "single"] = "both",
+    ) -> None:
         super().__init__(task, translator)
         if orders not in ("both", "single"):
             raise InputError(f"orders must be 'both' or 'single', got {orders!r}", field="orders")
         self.orders = orders
         self.judge = VerdictJudgment()
 
-    async def aforward(self, instruction: str, response_a: str, response_b: str,
-                       language: str = "en") -> dspy.Prediction:
+    async def aforward(
+        self, instruction: str, response_a: str, response_b: str, language: str = "en"
+    ) -> dspy.Prediction:
         instruction = require_text(instruction, "instruction")
         a, b = require_text(response_a, "response_a"), require_text(response_b, "response_b")
         language = normalize_language(language)
@@ -195,14 +223,24 @@ class PairwiseJudge(_CEJudge):
         with collecting(usage):
             try:
                 # Each response's checklists start as soon as its own concepts and translation are in.
-                seen_a, seen_b = await asyncio.gather(self._understand(instruction, a, language, language),
-                                                      self._understand(instruction, b, language, language))
+                seen_a, seen_b = await asyncio.gather(
+                    self._understand(instruction, a, language, language),
+                    self._understand(instruction, b, language, language),
+                )
             except StageFailure as failure:
-                return unparsed("pairwise", failure.stage, failure.reason, failure.raw, **found).to_prediction()
-            found["concepts"] = {"instruction": seen_a.instruction_concepts, "a": seen_a.concepts,
-                                 "b": seen_b.concepts}
-            found["translations"] = _translations(instruction=(instruction, seen_a.instruction_english),
-                                                  a=(a, seen_a.english), b=(b, seen_b.english))
+                return unparsed(
+                    "pairwise", failure.stage, failure.reason, failure.raw, **found
+                ).to_prediction()
+            found["concepts"] = {
+                "instruction": seen_a.instruction_concepts,
+                "a": seen_a.concepts,
+                "b": seen_b.concepts,
+            }
+            found["translations"] = _translations(
+                instruction=(instruction, seen_a.instruction_english),
+                a=(a, seen_a.english),
+                b=(b, seen_b.english),
+            )
             found["checklist_parts"] = {"a": seen_a.checklist_parts, "b": seen_b.checklist_parts}
             ca, cb = seen_a.checklist, seen_b.checklist
             found["checklists"] = {"a": ca, "b": cb}
@@ -212,25 +250,57 @@ class PairwiseJudge(_CEJudge):
         verdict, consistent = reconcile(orders)
         if verdict is None:
             failed = next(o for o in orders if o.verdict is None)
-            return unparsed("pairwise", "VerdictJudgment", f"order {failed.order}: {failed.error}", failed.raw,
-                            orders=orders, **found).to_prediction()
-        result = JudgeResult(mode="pairwise", status="ok", verdict=verdict, consistent=consistent,
-                             feedback=orders[0].feedback, answers=orders[0].answers, orders=orders, **found)
+            return unparsed(
+                "pairwise",
+                "VerdictJudgment",
+                f"order {failed.order}: {failed.error}",
+                failed.raw,
+                orders=orders,
+                **found,
+            ).to_prediction()
+        result = JudgeResult(
+            mode="pairwise",
+            status="ok",
+            verdict=verdict,
+            consistent=consistent,
+            feedback=orders[0].feedback,
+            answers=orders[0].answers,
+            orders=orders,
+            **found,
+        )
         return result.to_prediction()
 
-    async def _judge_order(self, instruction: str, order: Literal["AB", "BA"], first: str, second: str,
-                           checklist_first: list[str], checklist_second: list[str]) -> OrderResult:
+    async def _judge_order(
+        self,
+        instruction: str,
+        order: Literal["AB", "BA"],
+        first: str,
+        second: str,
+        checklist_first: list[str],
+        checklist_second: list[str],
+    ) -> OrderResult:
         try:
             pred = await self.judge.acall(
-                task=self.spec.task, criteria=self.spec.criteria, instruction=instruction,
-                response_a=first, response_b=second, checklist_a=checklist_first, checklist_b=checklist_second,
+                task=self.spec.task,
+                criteria=self.spec.criteria,
+                instruction=instruction,
+                response_a=first,
+                response_b=second,
+                checklist_a=checklist_first,
+                checklist_b=checklist_second,
             )
         except StageFailure as failure:
-            return OrderResult(order=order, verdict=None, shown_verdict=None, error=failure.reason,
-                               raw=failure.raw)
+            return OrderResult(
+                order=order, verdict=None, shown_verdict=None, error=failure.reason, raw=failure.raw
+            )
         mapped = pred.verdict if order == "AB" else swap_verdict(pred.verdict)
-        return OrderResult(order=order, verdict=mapped, shown_verdict=pred.verdict,
-                           answers=list(pred.answers), feedback=pred.feedback)
+        return OrderResult(
+            order=order,
+            verdict=mapped,
+            shown_verdict=pred.verdict,
+            answers=list(pred.answers),
+            feedback=pred.feedback,
+        )
 
 
 def _translations(**pairs: tuple[str, str]) -> dict[str, str]:

@@ -76,13 +76,15 @@ class JudgeResult:
         return dspy.Prediction(result=self, **fields)
 
 
-def unparsed(mode: Literal["pointwise", "pairwise"], stage: str, reason: str, raw: str | None = None,
-             **partial: Any) -> JudgeResult:
+def unparsed(
+    mode: Literal["pointwise", "pairwise"], stage: str, reason: str, raw: str | None = None, **partial: Any
+) -> JudgeResult:
     """An explicit unparsed outcome: which stage failed and why (and its raw output), with whatever
     was computed before."""
     details = {**partial.pop("details", {}), **({"raw": raw[:4000]} if raw else {})}
-    return JudgeResult(mode=mode, status="unparsed", error=reason, error_stage=stage, details=details,
-                       **partial)
+    return JudgeResult(
+        mode=mode, status="unparsed", error=reason, error_stage=stage, details=details, **partial
+    )
 
 
 def swap_verdict(verdict: Literal["A", "B"]) -> Literal["A", "B"]:

@@ -76,7 +76,9 @@ def read_records(path: Path) -> list[Record]:
         except (json.JSONDecodeError, TypeError) as exc:
             if n == len(lines):
                 break
-            raise CEJudgeError(f"{path}:{n}: corrupt record ({exc}); remove the line or use another --out") from exc
+            raise CEJudgeError(
+                f"{path}:{n}: corrupt record ({exc}); remove the line or use another --out"
+            ) from exc
     return records
 
 
@@ -89,7 +91,9 @@ def prepare_run_dir(out: Path, config: dict[str, Any]) -> list[Record]:
         diff = [k for k in RESUME_KEYS if old.get(k) != config.get(k)]
         if diff:
             shown = ", ".join(f"{k}: {old.get(k)!r} -> {config.get(k)!r}" for k in diff)
-            raise CEJudgeError(f"{out} holds a run with other settings ({shown}); use another --out to start fresh")
+            raise CEJudgeError(
+                f"{out} holds a run with other settings ({shown}); use another --out to start fresh"
+            )
     run_file.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return read_records(out / RESULTS)
 

@@ -41,8 +41,9 @@ class SharedWork:
         self._inflight.clear()
         self.hits = self.misses = 0
 
-    async def get(self, stage: str, module: dspy.Module, inputs: dict[str, Any],
-                  compute: Callable[[], Awaitable[T]]) -> T:
+    async def get(
+        self, stage: str, module: dspy.Module, inputs: dict[str, Any], compute: Callable[[], Awaitable[T]]
+    ) -> T:
         key = self.key(stage, module, inputs)
         loop = asyncio.get_running_loop()
         if key in self._done:

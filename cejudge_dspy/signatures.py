@@ -45,11 +45,11 @@ class TranslateToEnglish(dspy.Signature):
 
 
 class ChecklistFromResponse(dspy.Signature):
-    """Write a checklist of evaluation questions suggested by a response, anchored in the instruction's concepts.
+    """Write evaluation questions suggested by a response, anchored in the instruction's concepts.
 
-    Read the response and the concepts of the instruction it answers. List criteria that this response brings
-    into play but that the instruction does not state: content it includes, claims it makes, choices of form or
-    style it takes, and whether those serve the instruction's concepts. Each item is an open question that
+    Read the response and the concepts of the instruction it answers. List criteria that this response
+    brings into play but that the instruction does not state: content it includes, claims it makes, choices
+    of form or style it takes, and whether those serve the instruction's concepts. Each item is an open question that
     refers to the actual text (quote or name the specific part) and can be answered by reading it. Questions
     must not prejudge quality: ask "Does the second step's value follow from the first?" rather than "Why is
     the second step wrong?". Write 3 to 6 questions in English."""
@@ -57,11 +57,13 @@ class ChecklistFromResponse(dspy.Signature):
     task: str = dspy.InputField(desc=TASK_DESC)
     instruction_concepts: list[str] = dspy.InputField(desc="Generic concepts of the instruction.")
     response: str = dspy.InputField(desc="The response, translated into English.")
-    checklist: list[str] = dspy.OutputField(desc="3 to 6 open, text-specific evaluation questions in English.")
+    checklist: list[str] = dspy.OutputField(
+        desc="3 to 6 open, text-specific evaluation questions in English."
+    )
 
 
 class ChecklistFromInstruction(dspy.Signature):
-    """Write a checklist of evaluation questions implied by an instruction, anchored in the response's concepts.
+    """Write evaluation questions implied by an instruction, anchored in the response's concepts.
 
     Read the instruction and the concepts of a response to it. List what the instruction requires or implies,
     explicitly or implicitly (requested content, constraints, format, language, audience, correctness
@@ -72,7 +74,9 @@ class ChecklistFromInstruction(dspy.Signature):
     task: str = dspy.InputField(desc=TASK_DESC)
     instruction: str = dspy.InputField(desc="The instruction, translated into English.")
     response_concepts: list[str] = dspy.InputField(desc="Generic concepts of the response being evaluated.")
-    checklist: list[str] = dspy.OutputField(desc="3 to 6 open, text-specific evaluation questions in English.")
+    checklist: list[str] = dspy.OutputField(
+        desc="3 to 6 open, text-specific evaluation questions in English."
+    )
 
 
 class PointwiseJudgment(dspy.Signature):
@@ -89,7 +93,9 @@ class PointwiseJudgment(dspy.Signature):
     instruction: str = dspy.InputField(desc="The instruction or source text, untranslated.")
     response: str = dspy.InputField(desc="The response to judge, untranslated.")
     checklist: list[str] = dspy.InputField(desc="Evaluation questions for this response.")
-    answers: list[str] = dspy.OutputField(desc="Short answers to the most useful checklist items, each naming the item.")
+    answers: list[str] = dspy.OutputField(
+        desc="Short answers to the most useful checklist items, each naming the item."
+    )
     feedback: str = dspy.OutputField(desc="Concise feedback that justifies the score.")
     score: int = dspy.OutputField(desc="One integer level from the scale.")
 

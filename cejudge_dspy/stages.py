@@ -151,4 +151,6 @@ def _falls_back_to_json(adapter: dspy.Adapter) -> bool:
     # JSONAdapter subclasses ChatAdapter, so test it first.
     if isinstance(adapter, dspy.JSONAdapter):
         return False
-    return isinstance(adapter, dspy.ChatAdapter) and bool(getattr(adapter, "use_json_adapter_fallback", False))
+    return isinstance(adapter, dspy.ChatAdapter) and bool(
+        getattr(adapter, "use_json_adapter_fallback", False)
+    )

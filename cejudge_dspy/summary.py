@@ -20,7 +20,9 @@ from .significance import bootstrap_ci
 from .tasks import TaskSpec
 
 CORRELATIONS: dict[str, Callable[..., MetricResult]] = {
-    "kendall": kendall_tau, "spearman": spearman, "pearson": pearson,
+    "kendall": kendall_tau,
+    "spearman": spearman,
+    "pearson": pearson,
 }
 
 
@@ -41,14 +43,20 @@ def _metric_fn(spec: TaskSpec) -> Callable[..., MetricResult]:
     return accuracy if spec.metric == "accuracy" else CORRELATIONS[spec.metric]
 
 
-def _with_ci(fn: Callable[..., MetricResult], preds: list[Any], golds: list[Any], n_resamples: int,
-             seed: int) -> dict[str, Any]:
-    result = bootstrap_ci(fn, preds, golds, n_resamples=n_resamples, seed=seed) if n_resamples else fn(preds, golds)
+def _with_ci(
+    fn: Callable[..., MetricResult], preds: list[Any], golds: list[Any], n_resamples: int, seed: int
+) -> dict[str, Any]:
+    result = (
+        bootstrap_ci(fn, preds, golds, n_resamples=n_resamples, seed=seed)
+        if n_resamples
+        else fn(preds, golds)
+    )
     return result.to_dict()
 
 
-def summarize(records: Sequence[Record], spec: TaskSpec, *, n_resamples: int = 1000,
-              seed: int = 42) -> dict[str, Any]:
+def summarize(
+    records: Sequence[Record], spec: TaskSpec, *, n_resamples: int = 1000, seed: int = 42
+) -> dict[str, Any]:
     """Summary dict (JSON-ready) for a run's records; see the module docstring."""
     latest = {r.id: r for r in records}  # a retried item's last record wins
     # Sorted by id: the bootstrap resamples by position, and file order depends on completion order
@@ -56,7 +64,10 @@ def summarize(records: Sequence[Record], spec: TaskSpec, *, n_resamples: int = 1
     rows = sorted(latest.values(), key=lambda r: r.id)
     counts = {s: sum(r.status == s for r in rows) for s in ("ok", "unparsed", "error")}
     out: dict[str, Any] = {
-        "task": spec.name, "metric": spec.metric, "n_items": len(rows), **{f"n_{k}": v for k, v in counts.items()},
+        "task": spec.name,
+        "metric": spec.metric,
+        "n_items": len(rows),
+        **{f"n_{k}": v for k, v in counts.items()},
         "methods": sorted({r.method for r in rows}),
     }
     fn = _metric_fn(spec)
@@ -67,14 +78,16 @@ def summarize(records: Sequence[Record], spec: TaskSpec, *, n_resamples: int = 1
     per_language = {}
     for lang in sorted(by_lang):
         rs = by_lang[lang]
-        per_language[lang] = _with_ci(fn, [prediction(r) for r in rs], [r.item["label"] for r in rs],
-                                      n_resamples, seed)
+        per_language[lang] = _with_ci(
+            fn, [prediction(r) for r in rs], [r.item["label"] for r in rs], n_resamples, seed
+        )
     out["per_language"] = per_language
     values = [v["value"] for v in per_language.values() if v["value"] is not None]
     out["average"] = sum(values) / len(values) if values else None  # macro average, as the paper reports
     if labelled:
-        out["overall"] = _with_ci(fn, [prediction(r) for r in labelled], [r.item["label"] for r in labelled],
-                                  n_resamples, seed)
+        out["overall"] = _with_ci(
+            fn, [prediction(r) for r in labelled], [r.item["label"] for r in labelled], n_resamples, seed
+        )
     if spec.mode == "pairwise":
         out.update(_pairwise_extras(rows))
     if spec.dimensions:
@@ -128,8 +141,10 @@ def dimension_table(rows: Sequence[Record], spec: TaskSpec) -> dict[str, Any]:
 
 def _usage(rows: Sequence[Record]) -> dict[str, Any]:
     usages = [(r.result or {}).get("usage", {}) for r in rows if r.result]
-    total = {k: sum(int(u.get(k, 0)) for u in usages) for k in ("calls", "cached", "reused", "prompt_tokens",
-                                                                 "completion_tokens")}
+    total = {
+        k: sum(int(u.get(k, 0)) for u in usages)
+        for k in ("calls", "cached", "reused", "prompt_tokens", "completion_tokens")
+    }
     n = len(usages)
     total["calls_per_item"] = total["calls"] / n if n else math.nan
     seconds = [r.seconds for r in rows]

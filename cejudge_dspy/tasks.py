@@ -26,8 +26,17 @@ Mode = Literal["pointwise", "pairwise"]
 METRICS = ("accuracy", "kendall", "spearman", "pearson")
 # The canonical item fields a dataset mapping may fill; anything else is a typo.
 ITEM_FIELDS = (
-    "id", "instruction", "response", "response_a", "response_b", "label", "language",
-    "response_language", "language_pair", "subset", "group",
+    "id",
+    "instruction",
+    "response",
+    "response_a",
+    "response_b",
+    "label",
+    "language",
+    "response_language",
+    "language_pair",
+    "subset",
+    "group",
 )
 
 
@@ -141,7 +150,9 @@ def parse_task(data: dict[str, Any], path: Path | None = None) -> TaskSpec:
     fields_ = raw_ds.pop("fields", {})
     unknown = sorted(set(fields_) - set(ITEM_FIELDS))
     if unknown:
-        raise TaskError(f"{where}: unknown field(s) {unknown} in [dataset.fields]; known: {', '.join(ITEM_FIELDS)}")
+        raise TaskError(
+            f"{where}: unknown field(s) {unknown} in [dataset.fields]; known: {', '.join(ITEM_FIELDS)}"
+        )
     dataset = DatasetSpec(fields=dict(fields_), constants=dict(raw_ds.pop("constants", {})), **raw_ds)
     scale = {int(k): str(v) for k, v in data.get("scale", {}).items()}
     if mode == "pointwise" and not scale and not data.get("dimensions"):

@@ -87,7 +87,11 @@ class FakeEngine:
         return [c for c in self.calls if c.stage == stage]
 
     def complete(self, request: Any) -> Response:
-        system = request.system if isinstance(request.system, str) else "".join(p.text for p in request.system or [])
+        system = (
+            request.system
+            if isinstance(request.system, str)
+            else "".join(p.text for p in request.system or [])
+        )
         last = request.messages[-1].text or ""
         json_mode = "Respond with a JSON object" in last
         stage = _stage_of(system)
@@ -97,10 +101,17 @@ class FakeEngine:
         rule = {**default_rules(), **self.rules}.get(stage)
         answer = rule(inputs) if rule else "no rule"
         text = answer if isinstance(answer, str) else _format(answer, json_mode)
-        return Response(id=None, model=request.model, message=Message.assistant([TextPart(text)]),
-                        finish_reason="stop", usage=Usage(input_tokens=len(system + last) // 4,
-                                                          output_tokens=len(text) // 4,
-                                                          total_tokens=(len(system + last) + len(text)) // 4))
+        return Response(
+            id=None,
+            model=request.model,
+            message=Message.assistant([TextPart(text)]),
+            finish_reason="stop",
+            usage=Usage(
+                input_tokens=len(system + last) // 4,
+                output_tokens=len(text) // 4,
+                total_tokens=(len(system + last) + len(text)) // 4,
+            ),
+        )
 
     def stream(self, request: Any) -> Any:  # pragma: no cover - not used by the judges
         raise NotImplementedError

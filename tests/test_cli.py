@@ -27,18 +27,43 @@ def error_line(capsys: pytest.CaptureFixture[str]) -> str:
 
 
 def test_judge_pairwise_prints_json(fake_backbone: object, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["judge", "--task", "chat", "--instruction", "q", "--response-a", "a", "--response-b", "b",
-                 "--json", "--program", "base"])
+    code = main(
+        [
+            "judge",
+            "--task",
+            "chat",
+            "--instruction",
+            "q",
+            "--response-a",
+            "a",
+            "--response-b",
+            "b",
+            "--json",
+            "--program",
+            "base",
+        ]
+    )
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["verdict"] == "tie" and out["consistent"] is False
     assert out["usage"]["calls"] == 9 and set(out["checklists"]) == {"a", "b"}
 
 
-def test_judge_pointwise_panel_and_file_input(fake_backbone: object, tmp_path: Path,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_judge_pointwise_panel_and_file_input(
+    fake_backbone: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     items = tmp_path / "items.jsonl"
-    items.write_text(json.dumps({"id": "x1", "instruction": "Der Hund", "response": "The dog", "language": "de",
-                                 "response_language": "en"}) + "\n")
+    items.write_text(
+        json.dumps(
+            {
+                "id": "x1",
+                "instruction": "Der Hund",
+                "response": "The dog",
+                "language": "de",
+                "response_language": "en",
+            }
+        )
+        + "\n"
+    )
     assert main(["judge", "--task", "literary", "--file", str(items), "--program", "base"]) == 0
     out = capsys.readouterr().out
     assert "Score: 5" in out and "Checklist (response)" in out
@@ -47,24 +72,46 @@ def test_judge_pointwise_panel_and_file_input(fake_backbone: object, tmp_path: P
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
-        (["--task", "chat", "--instruction", "", "--response-a", "a", "--response-b", "b"],
-         "field 'instruction': is empty"),
+        (
+            ["--task", "chat", "--instruction", "", "--response-a", "a", "--response-b", "b"],
+            "field 'instruction': is empty",
+        ),
         (["--task", "chat", "--instruction", "q", "--response-a", "a"], "field 'response_b': is missing"),
-        (["--task", "caht", "--instruction", "q", "--response-a", "a", "--response-b", "b"],
-         "unknown task 'caht': did you mean 'chat'?"),
-        (["--task", "chat", "--instruction", "q", "--response-a", "a", "--response-b", "b", "--language", "xx"],
-         "unknown language 'xx'"),
-        (["--task", "literary", "--instruction", "q", "--response-a", "a", "--response-b", "b"],
-         "is pointwise: give one response"),
+        (
+            ["--task", "caht", "--instruction", "q", "--response-a", "a", "--response-b", "b"],
+            "unknown task 'caht': did you mean 'chat'?",
+        ),
+        (
+            [
+                "--task",
+                "chat",
+                "--instruction",
+                "q",
+                "--response-a",
+                "a",
+                "--response-b",
+                "b",
+                "--language",
+                "xx",
+            ],
+            "unknown language 'xx'",
+        ),
+        (
+            ["--task", "literary", "--instruction", "q", "--response-a", "a", "--response-b", "b"],
+            "is pointwise: give one response",
+        ),
     ],
 )
-def test_bad_input_is_one_clear_line(fake_backbone: object, capsys: pytest.CaptureFixture[str],
-                                     argv: list[str], expected: str) -> None:
+def test_bad_input_is_one_clear_line(
+    fake_backbone: object, capsys: pytest.CaptureFixture[str], argv: list[str], expected: str
+) -> None:
     assert main(["judge", *argv]) == 2
     assert expected in error_line(capsys)
 
 
-def test_missing_and_corrupt_gguf_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_and_corrupt_gguf_are_one_line_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     base = ["judge", "--task", "chat", "--instruction", "q", "--response-a", "a", "--response-b", "b"]
     assert main([*base, "--lm", f"gguf:{tmp_path / 'nope.gguf'}"]) == 3
     assert "nope.gguf" in error_line(capsys)
@@ -76,21 +123,61 @@ def test_missing_and_corrupt_gguf_are_one_line_errors(tmp_path: Path, capsys: py
 
 def test_unreachable_backbone_is_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
     # Loopback port 9 (discard) is closed: connection refused, no traffic leaves the machine.
-    code = main(["judge", "--task", "chat", "--instruction", "q", "--response-a", "a", "--response-b", "b",
-                 "--lm", "hosted_vllm/judge", "--api-base", "http://127.0.0.1:9/v1", "--no-cache",
-                 "--program", "base"])
+    code = main(
+        [
+            "judge",
+            "--task",
+            "chat",
+            "--instruction",
+            "q",
+            "--response-a",
+            "a",
+            "--response-b",
+            "b",
+            "--lm",
+            "hosted_vllm/judge",
+            "--api-base",
+            "http://127.0.0.1:9/v1",
+            "--no-cache",
+            "--program",
+            "base",
+        ]
+    )
     assert code == 3
     assert "cannot be reached" in error_line(capsys)
 
 
-def test_evaluate_writes_results_and_resumes_without_new_calls(fake_backbone: object, tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_evaluate_writes_results_and_resumes_without_new_calls(
+    fake_backbone: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     data = tmp_path / "pairs.jsonl"
-    rows = [{"id": f"i{n}", "prompt": f"q{n}", "response_a": "a", "response_b": "b", "label": "A",
-             "language": lang} for n, lang in enumerate(["de", "de", "fr", "en"])]
+    rows = [
+        {
+            "id": f"i{n}",
+            "prompt": f"q{n}",
+            "response_a": "a",
+            "response_b": "b",
+            "label": "A",
+            "language": lang,
+        }
+        for n, lang in enumerate(["de", "de", "fr", "en"])
+    ]
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    argv = ["evaluate", "--task", "chat", "--data", str(data), "--field", "instruction=prompt",
-            "--out", str(tmp_path / "run"), "--bootstrap", "50", "--program", "base"]
+    argv = [
+        "evaluate",
+        "--task",
+        "chat",
+        "--data",
+        str(data),
+        "--field",
+        "instruction=prompt",
+        "--out",
+        str(tmp_path / "run"),
+        "--bootstrap",
+        "50",
+        "--program",
+        "base",
+    ]
     assert main(argv) == 0
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["n_items"] == 4 and set(summary["per_language"]) == {"de", "fr", "en"}
@@ -115,6 +202,19 @@ def test_score_predictions_command(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_no_lm_is_ever_configured_globally(fake_backbone: object) -> None:
-    main(["judge", "--task", "chat", "--instruction", "q", "--response-a", "a", "--response-b", "b",
-          "--program", "base"])
+    main(
+        [
+            "judge",
+            "--task",
+            "chat",
+            "--instruction",
+            "q",
+            "--response-a",
+            "a",
+            "--response-b",
+            "b",
+            "--program",
+            "base",
+        ]
+    )
     assert dspy.settings.lm is None

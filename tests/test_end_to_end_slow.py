@@ -35,7 +35,9 @@ def test_pairwise_judgment_on_the_embedded_model() -> None:
     with use_backbone("embedded", cache=False):
         pred = PairwiseJudge("chat")(
             instruction="Was ist die Hauptstadt von Frankreich? Antworte mit einem Wort.",
-            response_a="Paris", response_b="Berlin", language="de",
+            response_a="Paris",
+            response_b="Berlin",
+            language="de",
         )
     result = pred.result
     assert result.status == "ok", result.error
@@ -51,7 +53,8 @@ def test_pointwise_judgment_on_the_embedded_model() -> None:
         pred = PointwiseJudge("literary")(
             instruction="Der alte Mann ging langsam durch den Regen.",
             response="The old man walked slowly through the rain.",
-            language="de", response_language="en",
+            language="de",
+            response_language="en",
         )
     result = pred.result
     assert result.status == "ok", result.error

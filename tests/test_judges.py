@@ -18,22 +18,36 @@ def run(judge: dspy.Module, lm: dspy.LM, **inputs: str) -> dspy.Prediction:
 
 def test_pointwise_flow_translates_for_checklists_but_judges_originals() -> None:
     lm, engine = fake_lm()
-    pred = run(PointwiseJudge("literary"), lm, instruction="Der Hund schläft.", response="The dog sleeps.",
-               language="de", response_language="en")
+    pred = run(
+        PointwiseJudge("literary"),
+        lm,
+        instruction="Der Hund schläft.",
+        response="The dog sleeps.",
+        language="de",
+        response_language="en",
+    )
     assert pred.result.status == "ok" and pred.score == 5
     # Concepts come from the original texts.
-    assert sorted(c.inputs["text"] for c in engine.stage_calls("concepts")) == ["Der Hund schläft.", "The dog sleeps."]
+    assert sorted(c.inputs["text"] for c in engine.stage_calls("concepts")) == [
+        "Der Hund schläft.",
+        "The dog sleeps.",
+    ]
     # Only the German source is translated; the English response is not.
     assert [c.inputs["text"] for c in engine.stage_calls("translate")] == ["Der Hund schläft."]
     # r2i sees the (already English) response plus instruction concepts; i2r the translated instruction.
     (r2i,) = engine.stage_calls("checklist_r2i")
     (i2r,) = engine.stage_calls("checklist_i2r")
-    assert r2i.inputs["response"] == "The dog sleeps." and "concept of Der Hund" in r2i.inputs["instruction_concepts"]
+    assert (
+        r2i.inputs["response"] == "The dog sleeps."
+        and "concept of Der Hund" in r2i.inputs["instruction_concepts"]
+    )
     assert i2r.inputs["instruction"] == "EN[Der Hund schläft.]"
     assert "concept of The dog" in i2r.inputs["response_concepts"]
     # The judgment sees the untranslated texts and the concatenated checklist (r2i then i2r).
     (judge,) = engine.stage_calls("score")
-    assert judge.inputs["instruction"] == "Der Hund schläft." and judge.inputs["response"] == "The dog sleeps."
+    assert (
+        judge.inputs["instruction"] == "Der Hund schläft." and judge.inputs["response"] == "The dog sleeps."
+    )
     assert pred.checklists["response"] == ["r2i about The dog sleeps.?", "i2r about EN[Der Hund schläft.]?"]
     assert pred.translations == {"instruction": "EN[Der Hund schläft.]"}
     # 2 concepts + 1 translation + 2 checklists + 1 judgment.
@@ -42,8 +56,14 @@ def test_pointwise_flow_translates_for_checklists_but_judges_originals() -> None
 
 def test_pairwise_both_orders_share_checklists_and_instruction_work() -> None:
     lm, engine = fake_lm()
-    pred = run(PairwiseJudge("chat"), lm, instruction="Wie spät ist es?", response_a="Drei Uhr.",
-               response_b="Keine Ahnung.", language="de")
+    pred = run(
+        PairwiseJudge("chat"),
+        lm,
+        instruction="Wie spät ist es?",
+        response_a="Drei Uhr.",
+        response_b="Keine Ahnung.",
+        language="de",
+    )
     # 3 concepts + 3 translations + 4 checklists + 2 judgments (A/B and B/A).
     assert pred.usage.calls == 12 and len(engine.calls) == 12
     assert len(engine.stage_calls("checklist_r2i")) == 2 and len(engine.stage_calls("verdict")) == 2
@@ -62,18 +82,32 @@ def test_pairwise_both_orders_share_checklists_and_instruction_work() -> None:
 def test_pairwise_consistent_verdict_is_mapped_back_from_swapped_order() -> None:
     # A judge that always prefers the answer "Drei Uhr." wherever it is shown.
     def prefer(inputs: dict[str, str]) -> dict[str, object]:
-        return {"answers": [], "feedback": "ok", "verdict": "A" if inputs["response_a"] == "Drei Uhr." else "B"}
+        return {
+            "answers": [],
+            "feedback": "ok",
+            "verdict": "A" if inputs["response_a"] == "Drei Uhr." else "B",
+        }
 
     lm, _ = fake_lm({"verdict": prefer})
-    pred = run(PairwiseJudge("chat"), lm, instruction="What time is it?", response_a="Keine Ahnung.",
-               response_b="Drei Uhr.")
+    pred = run(
+        PairwiseJudge("chat"),
+        lm,
+        instruction="What time is it?",
+        response_a="Keine Ahnung.",
+        response_b="Drei Uhr.",
+    )
     assert pred.verdict == "B" and pred.consistent is True
-    assert [(o.order, o.shown_verdict, o.verdict) for o in pred.orders] == [("AB", "B", "B"), ("BA", "A", "B")]
+    assert [(o.order, o.shown_verdict, o.verdict) for o in pred.orders] == [
+        ("AB", "B", "B"),
+        ("BA", "A", "B"),
+    ]
 
 
 def test_single_order_reproduces_the_paper_and_english_is_never_translated() -> None:
     lm, engine = fake_lm()
-    pred = run(PairwiseJudge("reasoning", orders="single"), lm, instruction="2+2?", response_a="4", response_b="5")
+    pred = run(
+        PairwiseJudge("reasoning", orders="single"), lm, instruction="2+2?", response_a="4", response_b="5"
+    )
     assert pred.verdict == "A" and pred.consistent is None
     assert engine.stage_calls("translate") == [] and pred.translations == {}
     # 3 concepts + 4 checklists + 1 judgment: the paper's 11 calls minus the 3 skipped translations.
@@ -84,8 +118,9 @@ def test_shared_work_across_items_computes_the_instruction_once() -> None:
     lm, engine = fake_lm()
     judge = PointwiseJudge("literary")
     for response in ("Der Hund schläft.", "Der Hund ruht."):
-        pred = run(judge, lm, instruction="The dog sleeps.", response=response, language="en",
-                   response_language="de")
+        pred = run(
+            judge, lm, instruction="The dog sleeps.", response=response, language="en", response_language="de"
+        )
     assert [c.inputs["text"] for c in engine.stage_calls("concepts")].count("The dog sleeps.") == 1
     # Second item: concepts(instruction) reused; i2r depends on response concepts so it is new.
     assert pred.usage.reused == 1 and pred.usage.calls == 5
@@ -119,8 +154,11 @@ def test_stage_failure_early_in_the_pipeline_names_the_stage() -> None:
 
 @pytest.mark.parametrize(
     ("inputs", "field"),
-    [({"instruction": "", "response": "x"}, "instruction"), ({"instruction": "q", "response": "  "}, "response"),
-     ({"instruction": "q", "response": None}, "response")],
+    [
+        ({"instruction": "", "response": "x"}, "instruction"),
+        ({"instruction": "q", "response": "  "}, "response"),
+        ({"instruction": "q", "response": None}, "response"),
+    ],
 )
 def test_bad_texts_name_the_field(inputs: dict[str, str], field: str) -> None:
     lm, engine = fake_lm()

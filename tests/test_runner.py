@@ -20,10 +20,18 @@ from cejudge_dspy.tasks import load_task
 
 def items() -> list[Item]:
     # The judge below prefers the response containing "good"; golds make two of four right in "de".
-    rows = [("1", "de", "good", "bad", "A"), ("2", "de", "bad", "good", "A"), ("3", "fr", "bad", "good", "B"),
-            ("4", "fr", "good", "bad", "A"), ("5", "de", "good", "bad", "A"), ("6", "de", "bad", "good", "A")]
-    return [Item(id=i, mode="pairwise", instruction=f"q{i}", response_a=a, response_b=b, language=lang, label=lab)
-            for i, lang, a, b, lab in rows]
+    rows = [
+        ("1", "de", "good", "bad", "A"),
+        ("2", "de", "bad", "good", "A"),
+        ("3", "fr", "bad", "good", "B"),
+        ("4", "fr", "good", "bad", "A"),
+        ("5", "de", "good", "bad", "A"),
+        ("6", "de", "bad", "good", "A"),
+    ]
+    return [
+        Item(id=i, mode="pairwise", instruction=f"q{i}", response_a=a, response_b=b, language=lang, label=lab)
+        for i, lang, a, b, lab in rows
+    ]
 
 
 def prefer_good(inputs: dict[str, str]) -> dict[str, object] | str:
@@ -115,5 +123,13 @@ def test_a_run_directory_refuses_other_settings(tmp_path: Path) -> None:
 def test_concurrency_must_be_positive(tmp_path: Path) -> None:
     lm, _ = fake_lm()
     with pytest.raises(CEJudgeError, match="at least 1"), dspy.context(lm=lm):
-        asyncio.run(judge_items(items(), PairwiseJudge("chat"), tmp_path / RESULTS, task="chat",
-                                method="cejudge", concurrency=0))
+        asyncio.run(
+            judge_items(
+                items(),
+                PairwiseJudge("chat"),
+                tmp_path / RESULTS,
+                task="chat",
+                method="cejudge",
+                concurrency=0,
+            )
+        )

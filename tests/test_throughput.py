@@ -224,7 +224,9 @@ def test_merged_confidence_intervals_match_one_run(tmp_path: Path) -> None:
     lm, _ = simulated_backbone(**INSTANT)
     items = distinct_items(24, per_instruction=3)
     dirs = [
-        run_dir(tmp_path / f"shard{k + 1}", [i for i in items if shard_of(shard_key(i), 3) == k], lm, f"{k + 1}/3")
+        run_dir(
+            tmp_path / f"shard{k + 1}", [i for i in items if shard_of(shard_key(i), 3) == k], lm, f"{k + 1}/3"
+        )
         for k in range(3)
     ]
     single = read_records(run_dir(tmp_path / "single", items, lm, None) / RESULTS)
