@@ -45,11 +45,11 @@ class TranslateToEnglish(dspy.Signature):
 
 
 class ChecklistFromResponse(dspy.Signature):
-    """Write evaluation questions suggested by a response, anchored in the instruction's concepts.
+    """Write a checklist of evaluation questions suggested by a response, anchored in the instruction's concepts.
 
-    Read the response and the concepts of the instruction it answers. List criteria that this response
-    brings into play but that the instruction does not state: content it includes, claims it makes, choices
-    of form or style it takes, and whether those serve the instruction's concepts. Each item is an open question that
+    Read the response and the concepts of the instruction it answers. List criteria that this response brings
+    into play but that the instruction does not state: content it includes, claims it makes, choices of form or
+    style it takes, and whether those serve the instruction's concepts. Each item is an open question that
     refers to the actual text (quote or name the specific part) and can be answered by reading it. Questions
     must not prejudge quality: ask "Does the second step's value follow from the first?" rather than "Why is
     the second step wrong?". Write 3 to 6 questions in English."""
@@ -63,7 +63,7 @@ class ChecklistFromResponse(dspy.Signature):
 
 
 class ChecklistFromInstruction(dspy.Signature):
-    """Write evaluation questions implied by an instruction, anchored in the response's concepts.
+    """Write a checklist of evaluation questions implied by an instruction, anchored in the response's concepts.
 
     Read the instruction and the concepts of a response to it. List what the instruction requires or implies,
     explicitly or implicitly (requested content, constraints, format, language, audience, correctness
