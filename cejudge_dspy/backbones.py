@@ -123,8 +123,10 @@ def make_lm(
         # Grammar-constrained decoding is opt-in: measured 4-5x slower per token on 2 cores (llama.cpp
         # checks the whole vocabulary each step), while JSONAdapter's prompt alone parsed here.
         engine = LlamaCppEngine(path, n_ctx=n_ctx, on_status=on_status, constrained=constrained)
+        # The decoding mode is part of the model name: DSPy's cache key sees the request, not the engine,
+        # and grammar-constrained answers must never be served to an unconstrained run (or back).
         return dspy.LM(
-            gguf_model_name(path),
+            gguf_model_name(path) + ("-grammar" if constrained else ""),
             engine=engine,
             async_engine=AsyncLlamaCppEngine(engine),
             num_retries=0,
