@@ -100,10 +100,14 @@ def report(mode: str, runs: dict[tuple[str, int], Run], args: argparse.Namespace
         if paper is not None and key != "a":
             saved = (paper.engine_calls - r.engine_calls) / r.n
             extra = r.by_stage.get("VerdictJudgment", 0) / r.n - 1 if mode == "pairwise" else 0.0
+            english = paper.english / paper.n
+            # Shared work is what is left: `reused` also counts a second response reusing its own item's
+            # instruction, which the paper's pipeline computes once per item too, so it is no saving.
+            shared = saved - english + extra
             print(
-                f"          {saved:.2f} fewer than paper = {r.usage['reused'] / r.n:.2f} shared + "
-                f"{paper.english / paper.n:.2f} English translations skipped - {extra:.2f} second-order "
-                "judgment"
+                f"          {saved:.2f} fewer than paper = {shared:.2f} shared across items + "
+                f"{english:.2f} English translations skipped - {extra:.2f} second-order judgment"
+                f" ({r.usage['reused'] / r.n:.2f} stage results reused per item in all)"
             )
     print(
         f"Critical path per item at concurrency {first} (slowest call per level: concepts|translation, "
