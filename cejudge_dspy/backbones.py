@@ -92,6 +92,7 @@ def make_lm(
     num_retries: int = 3,
     n_ctx: int = 8192,
     constrained: bool = False,
+    repeat_penalty: float = 1.1,
 ) -> dspy.LM:
     """Build the `dspy.LM` for a backbone spec; cheap (a local model loads on its first call).
 
@@ -122,11 +123,18 @@ def make_lm(
             path = resolve_gguf(on_status=on_status)
         # Grammar-constrained decoding is opt-in: measured 4-5x slower per token on 2 cores (llama.cpp
         # checks the whole vocabulary each step), while JSONAdapter's prompt alone parsed here.
-        engine = LlamaCppEngine(path, n_ctx=n_ctx, on_status=on_status, constrained=constrained)
+        # A mild repeat penalty stops the 1.5B model's temperature-0 loops (measured: a pairwise item went
+        # from a truncated, unparsable judgment to a parsed one with 764 output tokens in all).
+        engine = LlamaCppEngine(
+            path, n_ctx=n_ctx, on_status=on_status, constrained=constrained, repeat_penalty=repeat_penalty
+        )
         # The decoding mode is part of the model name: DSPy's cache key sees the request, not the engine,
         # and grammar-constrained answers must never be served to an unconstrained run (or back).
+        decoding = ("-grammar" if constrained else "") + (
+            f"-rp{repeat_penalty:g}" if repeat_penalty != 1.0 else ""
+        )
         return dspy.LM(
-            gguf_model_name(path) + ("-grammar" if constrained else ""),
+            gguf_model_name(path) + decoding,
             engine=engine,
             async_engine=AsyncLlamaCppEngine(engine),
             num_retries=0,

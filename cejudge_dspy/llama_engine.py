@@ -125,6 +125,7 @@ class LlamaCppEngine:
         llama_factory: Callable[..., Any] | None = None,
         prompt_cache_bytes: int = 0,
         constrained: bool = True,
+        repeat_penalty: float = 1.0,
     ) -> None:
         self.model_path = Path(model_path)
         # True: a requested JSON schema becomes a llama.cpp grammar (always parsable, but this build
@@ -132,6 +133,9 @@ class LlamaCppEngine:
         # vocabulary). False: the schema is left to the prompt (DSPy's JSONAdapter states it) and the
         # stage's parse-and-retry handles a malformed answer.
         self.constrained = constrained
+        # >1 discourages the loops small models fall into at temperature 0 (the same list item again and
+        # again until max_tokens), which leave unparsable, truncated JSON after a minute of decoding.
+        self.repeat_penalty = repeat_penalty
         self.n_ctx = n_ctx
         # >0: keep llama.cpp states of earlier prompts in RAM, so a call whose prompt starts like an
         # earlier one (same stage instructions) skips re-reading that prefix.
@@ -186,6 +190,8 @@ class LlamaCppEngine:
         kwargs = chat_kwargs(request)
         if not self.constrained:
             kwargs.pop("response_format", None)
+        if self.repeat_penalty != 1.0:
+            kwargs["repeat_penalty"] = self.repeat_penalty
         with self._lock:
             llama = self._load_locked()
             try:

@@ -85,13 +85,14 @@ def test_gguf_spec_builds_lazily_with_a_fingerprinted_name(
     )
     lm = make_lm(f"gguf:{a}", seed=3)
     assert isinstance(lm.engine, LlamaCppEngine) and lm.engine._llama is None  # nothing loaded yet
-    assert lm.model == gguf_model_name(a) and lm.model.startswith("llamacpp-local/model-")
+    assert lm.model == gguf_model_name(a) + "-rp1.1" and lm.model.startswith("llamacpp-local/model-")
     assert gguf_model_name(a) != gguf_model_name(b)  # same name and size, different bytes
     assert lm.kwargs["seed"] == 3 and lm.num_retries == 0
     # Grammar-constrained decoding is another backbone for the cache: its answers are never shared.
     constrained = make_lm(f"gguf:{a}", constrained=True)
     assert constrained.engine.constrained and not lm.engine.constrained
-    assert constrained.model == gguf_model_name(a) + "-grammar" != lm.model
+    assert constrained.model == gguf_model_name(a) + "-grammar-rp1.1" != lm.model
+    assert make_lm(f"gguf:{a}", repeat_penalty=1.0).model == gguf_model_name(a)
 
 
 def test_missing_llama_cpp_is_a_backbone_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

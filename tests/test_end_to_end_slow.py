@@ -40,9 +40,12 @@ def test_pairwise_judgment_on_the_embedded_model() -> None:
             language="de",
         )
     result = pred.result
-    assert result.status == "ok", result.error
-    assert result.verdict in ("A", "B", "tie") and len(result.orders) == 2
-    assert result.checklists["a"] and result.checklists["b"]
+    assert len(result.orders) == 2 and result.checklists["a"] and result.checklists["b"]
+    if result.status == "ok":
+        assert result.verdict in ("A", "B", "tie")
+    else:  # a 1.5B model may still write an unparsable judgment: it must be recorded, never guessed
+        assert result.verdict is None and result.error_stage == "VerdictJudgment" and "order" in result.error
+        assert any(o.verdict for o in result.orders) or all(o.error for o in result.orders)
     assert "instruction" in result.translations  # the German question was translated for the checklists
     # 3 concepts + 3 translations + 4 checklists + 2 judgments, plus any format retries.
     assert result.usage.calls >= 12 and result.usage.prompt_tokens > 0
