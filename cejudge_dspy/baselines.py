@@ -14,8 +14,8 @@ import dspy
 from ._sync import run_sync
 from .judges import require_text
 from .languages import normalize_language
-from .results import JudgeResult, OrderResult, reconcile, swap_verdict, unparsed
-from .stages import ScoreJudgment, StageFailure, VerdictJudgment
+from .results import JudgeResult, OrderResult, reconcile, unparsed
+from .stages import ScoreJudgment, StageFailure, VerdictJudgment, judge_order
 from .tasks import TaskSpec, load_task
 from .usage import Usage, collecting
 
@@ -135,18 +135,15 @@ class DirectPairwiseJudge(dspy.Module):
     async def _one(
         self, instruction: str, order: Literal["AB", "BA"], first: str, second: str
     ) -> OrderResult:
-        try:
-            pred = await self.judge.acall(
-                task=self.spec.task,
-                criteria=self.spec.criteria,
-                instruction=instruction,
-                response_a=first,
-                response_b=second,
-            )
-        except StageFailure as failure:
-            return OrderResult(order=order, verdict=None, shown_verdict=None, error=failure.reason)
-        mapped = pred.verdict if order == "AB" else swap_verdict(pred.verdict)
-        return OrderResult(order=order, verdict=mapped, shown_verdict=pred.verdict, feedback=pred.feedback)
+        return await judge_order(
+            self.judge,
+            order,
+            task=self.spec.task,
+            criteria=self.spec.criteria,
+            instruction=instruction,
+            response_a=first,
+            response_b=second,
+        )
 
     def forward(self, **kwargs: Any) -> dspy.Prediction:
         return run_sync(self.aforward(**kwargs))

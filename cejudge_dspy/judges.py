@@ -19,7 +19,7 @@ import dspy
 from ._sync import run_sync
 from .errors import InputError, TaskError
 from .languages import is_english, language_name, normalize_language
-from .results import JudgeResult, OrderResult, reconcile, swap_verdict, unparsed
+from .results import JudgeResult, OrderResult, reconcile, unparsed
 from .shared import SharedWork
 from .stages import (
     ChecklistFromInstruction,
@@ -29,6 +29,7 @@ from .stages import (
     StageFailure,
     Translate,
     VerdictJudgment,
+    judge_order,
 )
 from .tasks import TaskSpec, load_task
 from .translate import Translator, make_translator
@@ -279,27 +280,16 @@ class PairwiseJudge(_CEJudge):
         checklist_first: list[str],
         checklist_second: list[str],
     ) -> OrderResult:
-        try:
-            pred = await self.judge.acall(
-                task=self.spec.task,
-                criteria=self.spec.criteria,
-                instruction=instruction,
-                response_a=first,
-                response_b=second,
-                checklist_a=checklist_first,
-                checklist_b=checklist_second,
-            )
-        except StageFailure as failure:
-            return OrderResult(
-                order=order, verdict=None, shown_verdict=None, error=failure.reason, raw=failure.raw
-            )
-        mapped = pred.verdict if order == "AB" else swap_verdict(pred.verdict)
-        return OrderResult(
-            order=order,
-            verdict=mapped,
-            shown_verdict=pred.verdict,
-            answers=list(pred.answers),
-            feedback=pred.feedback,
+        return await judge_order(
+            self.judge,
+            order,
+            task=self.spec.task,
+            criteria=self.spec.criteria,
+            instruction=instruction,
+            response_a=first,
+            response_b=second,
+            checklist_a=checklist_first,
+            checklist_b=checklist_second,
         )
 
 

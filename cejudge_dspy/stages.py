@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import json
 from contextlib import nullcontext
-from typing import Any
+from typing import Any, Literal
 
 import dspy
 from dspy.utils.exceptions import AdapterParseError
 
 from . import signatures as sig
+from .results import OrderResult, swap_verdict
 from .usage import record_call
 
 
@@ -153,4 +154,24 @@ def _falls_back_to_json(adapter: dspy.Adapter) -> bool:
         return False
     return isinstance(adapter, dspy.ChatAdapter) and bool(
         getattr(adapter, "use_json_adapter_fallback", False)
+    )
+
+
+async def judge_order(stage: Stage, order: Literal["AB", "BA"], **shown: Any) -> OrderResult:
+    """One presentation order of a pairwise judgment: call the verdict stage on the texts as shown
+    (`response_a` first) and map its verdict back to the item's own positions. A failure is recorded
+    in the OrderResult, never raised, so the other order still runs."""
+    try:
+        pred = await stage.acall(**shown)
+    except StageFailure as failure:
+        return OrderResult(
+            order=order, verdict=None, shown_verdict=None, error=failure.reason, raw=failure.raw
+        )
+    mapped = pred.verdict if order == "AB" else swap_verdict(pred.verdict)
+    return OrderResult(
+        order=order,
+        verdict=mapped,
+        shown_verdict=pred.verdict,
+        answers=list(getattr(pred, "answers", None) or []),
+        feedback=pred.feedback,
     )

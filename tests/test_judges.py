@@ -187,3 +187,20 @@ def test_swap_and_reconcile_are_pure_and_invertible() -> None:
     assert reconcile([order("AB", "A"), order("BA", "B")]) == ("tie", False)
     assert reconcile([order("AB", "B")]) == ("B", None)
     assert reconcile([order("AB", "A"), order("BA", None)]) == (None, None)
+
+
+def test_direct_baseline_is_one_call_per_order_with_the_same_swap() -> None:
+    from cejudge_dspy.baselines import DirectPairwiseJudge, DirectPointwiseJudge
+
+    def prefer(inputs: dict[str, str]) -> dict[str, object]:
+        return {"feedback": "ok", "verdict": "A" if inputs["response_a"] == "Drei Uhr." else "B"}
+
+    lm, engine = fake_lm({"verdict": prefer, "score": lambda i: {"feedback": "f", "score": 3}})
+    pred = run(
+        DirectPairwiseJudge("chat"), lm, instruction="q", response_a="Keine Ahnung.", response_b="Drei Uhr."
+    )
+    assert pred.verdict == "B" and pred.consistent is True and pred.usage.calls == 2
+    assert [o.shown_verdict for o in pred.orders] == ["B", "A"] and pred.method == "direct"
+    assert {c.stage for c in engine.calls} == {"verdict"}  # no concepts, translations or checklists
+    score = run(DirectPointwiseJudge("literary"), lm, instruction="q", response="r")
+    assert score.score == 3 and score.usage.calls == 1
