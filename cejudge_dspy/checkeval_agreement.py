@@ -12,17 +12,15 @@ from typing import Any
 
 from .agreement import fleiss_kappa_from_labels, krippendorff_alpha
 from .errors import InputError
-from .metrics import MetricResult, check_aligned, is_missing, kendall_tau, pearson, spearman, undefined_result
+from .metrics import CORRELATIONS, MetricResult, check_aligned, is_missing, undefined_result
 from .results import JudgeResult
-
-_CORRELATIONS = {"spearman": spearman, "kendall": kendall_tau, "pearson": pearson}
 
 
 def _correlation(method: str) -> Callable[[Sequence[object], Sequence[object]], MetricResult]:
     """The correlation named `method`; InputError naming the choices when there is none."""
-    if method not in _CORRELATIONS:
-        raise InputError(f"unknown method {method!r}; use {', '.join(_CORRELATIONS)}", field="method")
-    return _CORRELATIONS[method]
+    if method not in CORRELATIONS:
+        raise InputError(f"unknown method {method!r}; use {', '.join(CORRELATIONS)}", field="method")
+    return CORRELATIONS[method]
 
 
 def per_group_correlation(

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from .errors import CEJudgeError
-from .metrics import MetricResult, accuracy, kendall_tau, share
-from .runner import RESULTS, RUN, SUMMARY, Record, read_records
+from .metrics import CORRELATIONS, MetricResult, accuracy, kendall_tau, share
+from .runner import RESULTS, RESUME_KEYS, RUN, SUMMARY, Record, read_records
 from .significance import mcnemar, paired_bootstrap_diff
-from .summary import CORRELATIONS, language_key, prediction, summarize
+from .summary import language_key, prediction, summarize
 from .tasks import load_task
 
 
@@ -95,9 +95,8 @@ def merge_runs(paths: list[Path], out: Path, *, n_resamples: int = 1000, seed: i
                     f"item {r.id} appears in more than one run ({path}); shards must not overlap"
                 )
             merged[r.id] = r
-    keys = ("task", "method", "lm", "orders", "translator", "program")
     for path, config in zip(paths[1:], configs[1:], strict=True):
-        diff = [k for k in keys if config.get(k) != configs[0].get(k)]
+        diff = [k for k in RESUME_KEYS if config.get(k) != configs[0].get(k)]
         if diff:
             raise CEJudgeError(
                 f"{path} differs from {paths[0]} in {', '.join(diff)}; only shards of one run merge"

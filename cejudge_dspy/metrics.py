@@ -197,6 +197,14 @@ def pearson(x: Sequence[object], y: Sequence[object]) -> MetricResult:
     return _correlation("pearson", stats.pearsonr, x, y)
 
 
+# The correlations with humans by the names tasks and the CLI use (`metric = "spearman"`).
+CORRELATIONS: dict[str, Callable[..., MetricResult]] = {
+    "spearman": spearman,
+    "kendall": kendall_tau,
+    "pearson": pearson,
+}
+
+
 def share(values: Sequence[object], target: object) -> MetricResult:
     """Share of non-missing values equal to ``target`` (e.g. the share of "A" verdicts).
 

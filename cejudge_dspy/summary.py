@@ -14,16 +14,16 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .metrics import MetricResult, accuracy, kendall_tau, pearson, position_consistency, share, spearman
+from .metrics import (
+    CORRELATIONS,
+    MetricResult,
+    accuracy,
+    position_consistency,
+    share,
+)
 from .runner import Record
 from .significance import bootstrap_ci
 from .tasks import TaskSpec
-
-CORRELATIONS: dict[str, Callable[..., MetricResult]] = {
-    "kendall": kendall_tau,
-    "spearman": spearman,
-    "pearson": pearson,
-}
 
 
 def language_key(item: dict[str, Any]) -> str:
