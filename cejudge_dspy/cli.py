@@ -84,6 +84,16 @@ def backbone(args: argparse.Namespace, status: Any = None) -> Iterator[dspy.LM]:
         yield lm
 
 
+def program_label(args: argparse.Namespace, task: str) -> str:
+    """What --program resolves to for this run: "base" or a tuned state file with its hash (only CE-Judge
+    has tuned programs). Run records keep this, so a resume never mixes two programs."""
+    if args.method != "cejudge":
+        return "base"
+    from .manifest import program_identity
+
+    return program_identity(task, args.program)
+
+
 def build(args: argparse.Namespace, task: str) -> dspy.Module:
     from .methods import build_program
 
@@ -133,6 +143,8 @@ def _run_judge(args: argparse.Namespace) -> int:
     spec = load_task(args.task or ("chat" if args.response_a or args.response_b else "literary"))
     items = items_from_args(args, spec)
     out, err = console(), console(stderr=True)
+    if (ident := program_label(args, spec.name)) != "base":
+        err.print(f"program: {ident} (tuned; --program base for the hand-written one)")
     with err.status("Preparing the judge…") as status, backbone(args, status):
         program = build(args, spec.name)
         results = []

@@ -21,7 +21,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from .cli import add_backbone_args, add_program_args, backbone, build, parse_fields
+from .cli import add_backbone_args, add_program_args, backbone, build, parse_fields, program_label
 from .errors import InputError
 from .items import Item
 
@@ -118,7 +118,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
         "api_base": args.api_base,
         "orders": args.orders,
         "translator": args.translator,
-        "program": args.program,
+        "program": program_label(args, spec.name),
         "data": args.data,
         "limit": args.limit,
         "seed": args.seed,
@@ -130,6 +130,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
     err.print(
         f"{len(items)} items, {len(items) - len(todo)} already in {out / RESULTS}, {len(todo)} to judge"
     )
+    if config["program"] != "base":
+        err.print(f"program: {config['program']} (tuned; --program base for the hand-written one)")
     if todo:
         progress = RunProgress(total=len(todo))
         columns = [

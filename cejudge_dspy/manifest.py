@@ -8,6 +8,7 @@ signature would load silently and wrongly. The manifest records what the state w
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from datetime import datetime, timezone
@@ -174,6 +175,21 @@ def resolve(task: str | TaskSpec, program: str | Path = "auto") -> Path | None:
         path = default_path(task)
         return path if path.exists() else None
     return Path(program)
+
+
+def program_identity(task: str | TaskSpec, program: str | Path = "auto") -> str:
+    """What `program` resolves to now, for run records: "base", or the state file with a short content hash.
+
+    "auto" alone is not an identity: it means the base program until a tuned one is saved, so a run
+    started before tuning must not resume with the tuned program (the runner compares this string).
+    """
+    path = resolve(task, program)
+    if path is None:
+        return "base"
+    if not path.exists():
+        raise CEJudgeError(f"program file '{path}' does not exist; use --program auto|base|PATH.json")
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    return f"{path.as_posix()}@{digest}"
 
 
 def program_for_task(task: str | TaskSpec, program: str | Path = "auto", **options: Any) -> dspy.Module:

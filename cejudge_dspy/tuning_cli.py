@@ -32,6 +32,7 @@ def add_optimize_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     add("--task", required=True, help="task name from programs/ (e.g. chat, reasoning, literary)")
     add("--data", help="data file or directory (default: the task's declared dataset)")
     add("--field", action="append", default=[], metavar="KEY=COLUMN", help="map an item field to a column")
+    add("--subset", action="append", help="keep only rows of this subset (repeatable; before the split)")
     add("--lm", default="embedded", help="judge backbone: embedded, gguf:PATH or provider/model")
     add("--api-base", help="OpenAI-compatible server for an HTTP backbone (include /v1)")
     add(
@@ -105,7 +106,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         logging.getLogger("dspy").setLevel(logging.WARNING)
     fields = parse_fields(args.field)
     load_items = importlib.import_module("cejudge_dspy.data").load_items
-    items = load_items(spec, args.data, fields=fields or None, seed=args.seed)
+    items = load_items(spec, args.data, fields=fields or None, subsets=args.subset, seed=args.seed)
     train, dev, dropped = split_items(items, args.train, args.dev, args.seed)
     estimate = estimate_calls(spec, train, dev, optimizer=args.optimizer, budget=budget, demos=args.demos)
     out = Path(args.out) if args.out else default_path(spec)
@@ -155,7 +156,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     manifest = report.manifest(
         task_lm=lm.model, reflection_lm=reflection_lm.model, data=args.data or spec.dataset.hub_id or None
     )
-    manifest.update(fields=fields, dropped=dropped, estimate=estimate.__dict__)
+    manifest.update(fields=fields, subsets=args.subset or [], dropped=dropped, estimate=estimate.__dict__)
     written = save_program(report.program, out, manifest)
     _print_scores(console, report)
     if report.source == "best-so-far":

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -10,10 +12,21 @@ import pytest
 
 # Before dspy is imported anywhere: keep DSPy's disk cache out of the user's home and stop the
 # model-metadata download attempt (there is no network here).
-os.environ.setdefault("DSPY_CACHEDIR", tempfile.mkdtemp(prefix="cejudge-test-dspy-cache-"))
+if "DSPY_CACHEDIR" not in os.environ:
+    os.environ["DSPY_CACHEDIR"] = tempfile.mkdtemp(prefix="cejudge-test-dspy-cache-")
+    atexit.register(shutil.rmtree, os.environ["DSPY_CACHEDIR"], ignore_errors=True)
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+REPO_OPTIMIZED = Path(__file__).resolve().parents[1] / "optimized"
+
+
+@pytest.fixture(autouse=True)
+def no_shipped_programs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fake-LM tests judge with the hand-written programs: `--program auto` would otherwise load the
+    tuned programs shipped in optimized/, whose instructions the fake engines do not know. Tests of the
+    shipped programs read REPO_OPTIMIZED explicitly."""
+    monkeypatch.setenv("CEJUDGE_OPTIMIZED", str(tmp_path_factory.mktemp("optimized")))
 
 
 @pytest.fixture

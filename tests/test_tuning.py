@@ -459,9 +459,9 @@ def test_cli_estimates_optimizes_and_saves(
     calls: dict[str, Any] = {}
 
     def load_items(
-        spec: Any, path: Any = None, *, fields: Any = None, seed: int = 42, **_: Any
+        spec: Any, path: Any = None, *, fields: Any = None, subsets: Any = None, seed: int = 42, **_: Any
     ) -> list[Item]:
-        calls.update(path=path, fields=fields)
+        calls.update(path=path, fields=fields, subsets=subsets)
         return items(12)
 
     monkeypatch.setitem(sys.modules, "cejudge_dspy.data", types.SimpleNamespace(load_items=load_items))
@@ -475,6 +475,8 @@ def test_cli_estimates_optimizes_and_saves(
             "x.jsonl",
             "--field",
             "instruction=prompt",
+            "--subset",
+            "Natural",
             "--budget",
             "40",
             "--train",
@@ -486,10 +488,16 @@ def test_cli_estimates_optimizes_and_saves(
         ]
     )
     text = capsys.readouterr().out
-    assert rc == 0 and calls == {"path": "x.jsonl", "fields": {"instruction": "prompt"}}
+    assert rc == 0 and calls == {
+        "path": "x.jsonl",
+        "fields": {"instruction": "prompt"},
+        "subsets": ["Natural"],
+    }
     assert "estimated ~" in text and "LM calls" in text and "saved" in text and "judge.predict" in text
     assert judge_has_marker(tuning.load_program("chat", out))
-    assert read_manifest(out)["fields"] == {"instruction": "prompt"} and (tmp_path / "chat.gepa").is_dir()
+    manifest = read_manifest(out)
+    assert manifest["fields"] == {"instruction": "prompt"} and manifest["subsets"] == ["Natural"]
+    assert (tmp_path / "chat.gepa").is_dir()
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,93 @@
+"""The tuned programs shipped in optimized/, and how runs record which program judged them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import REPO_OPTIMIZED
+from fakes import fake_lm
+
+from cejudge_dspy import backbones
+from cejudge_dspy.cli import main
+from cejudge_dspy.judges import PairwiseJudge
+from cejudge_dspy.manifest import load_program, manifest_path, program_identity, read_manifest, save_program
+
+SHIPPED = sorted(p for p in REPO_OPTIMIZED.glob("*.json") if not p.name.endswith(".manifest.json"))
+
+
+def test_the_three_paper_tasks_ship_a_tuned_program() -> None:
+    assert {p.stem for p in SHIPPED} >= {"literary", "reasoning", "chat"}
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
+def test_a_shipped_program_loads_under_the_current_declarations(path: Path) -> None:
+    manifest = read_manifest(path)
+    program = load_program(manifest["task"], path)  # refuses any task, version or signature mismatch
+    state = json.loads(path.read_text(encoding="utf-8"))
+    assert all(not (isinstance(v, dict) and v.get("lm")) for v in state.values())  # no LM inside
+    # What the README promises each manifest says: data, splits, backbone and both dev measurements.
+    assert manifest["data"] and manifest["splits"]["train"] > 0 and manifest["splits"]["dev"] > 0
+    assert manifest["backbones"]["task"] and manifest["optimizer"]["name"]
+    dev = manifest["dev"]
+    assert dev["before"]["n"] == dev["after"]["n"] == manifest["splits"]["dev"]
+    assert isinstance(dev["before"]["metric"], float) and isinstance(dev["after"]["metric"], float)
+    assert {name for name, _ in program.named_predictors()} == set(state)
+
+
+def test_program_identity_names_the_state_file_and_its_content(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CEJUDGE_OPTIMIZED", str(tmp_path))
+    assert program_identity("chat", "auto") == "base" == program_identity("chat", "base")
+    path = tmp_path / "chat.json"
+    save_program(PairwiseJudge("chat"), path, {"task": "chat", "task_version": 1})
+    first = program_identity("chat", "auto")
+    assert first.startswith(f"{path.as_posix()}@") and len(first.rsplit("@", 1)[1]) == 12
+    assert program_identity("chat", str(path)) == first
+    path.write_text(path.read_text(encoding="utf-8").replace("{", "{ ", 1), encoding="utf-8")
+    assert program_identity("chat", "auto") != first  # a retuned file is another program
+    with pytest.raises(Exception, match="does not exist"):
+        program_identity("chat", str(tmp_path / "nope.json"))
+    assert manifest_path(path).exists()
+
+
+def test_a_run_started_on_the_base_program_does_not_resume_with_a_tuned_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lm, _ = fake_lm()
+    monkeypatch.setattr(backbones, "make_lm", lambda spec, **kw: lm)
+    optimized = tmp_path / "optimized"
+    monkeypatch.setenv("CEJUDGE_OPTIMIZED", str(optimized))
+    data = tmp_path / "pairs.jsonl"
+    row = {
+        "id": "i0",
+        "instruction": "q",
+        "response_a": "a",
+        "response_b": "b",
+        "label": "A",
+        "language": "en",
+    }
+    data.write_text(json.dumps(row) + "\n")
+    argv = [
+        "evaluate",
+        "--task",
+        "chat",
+        "--data",
+        str(data),
+        "--out",
+        str(tmp_path / "run"),
+        "--bootstrap",
+        "20",
+    ]
+    assert main(argv) == 0  # "auto" with nothing saved: the base program
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["program"] == "base"
+    save_program(PairwiseJudge("chat"), optimized / "chat.json", {"task": "chat", "task_version": 1})
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "program: 'base' -> " in err and "chat.json@" in err
+    fresh = [*argv[:-4], "--out", str(tmp_path / "run2"), "--bootstrap", "20"]
+    assert main(fresh) == 0
+    assert "program: " in capsys.readouterr().err  # the tuned program is announced
