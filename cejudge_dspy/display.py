@@ -122,7 +122,10 @@ def summary_table(summary: dict[str, Any], title: str | None = None) -> Table:
             str(m["n"]),
             str(m["n_excluded"]),
         )
-    table.add_row("[bold]average (macro)[/]", _fmt(summary.get("average")), "", "", "")
+    if summary.get("per_language"):
+        table.add_row("[bold]average (macro)[/]", _fmt(summary.get("average")), "", "", "")
+    elif summary.get("dimensions"):
+        table.add_row("(labels are per dimension: see the table below)", "", "", "", "")
     caption = [
         f"items {summary['n_items']}",
         f"unparsed {summary['n_unparsed']}",
@@ -139,6 +142,16 @@ def summary_table(summary: dict[str, Any], title: str | None = None) -> Table:
     return table
 
 
+_WHY = {  # correlations take (judge, human): x is the judge's side
+    "constant x: correlation undefined": "n/a, the judge gave every item the same score",
+    "constant y: correlation undefined": "n/a, the human scores are all equal",
+}
+
+
+def _why(reason: str) -> str:
+    return _WHY.get(reason, reason)
+
+
 def dimension_tables(summary: dict[str, Any]) -> Table | None:
     dims = summary.get("dimensions")
     if not dims:
@@ -149,10 +162,16 @@ def dimension_tables(summary: dict[str, Any]) -> Table | None:
         table.add_column(name, justify="right")
     for dim, row in dims.items():
         cells = [
-            f"{_fmt(row[n]['value'])} | {_fmt((row[f'{n}_per_document'] or {}).get('value'))}"
+            f"{_fmt(row[n]['value'])} | {_fmt((row.get(f'{n}_per_document') or {}).get('value'))}"
             for n in ("spearman", "kendall", "pearson")
         ]
         table.add_row(dim, *cells)
+    # Say why a cell is n/a: "constant x" (the judge gave every item the same score) is a finding.
+    reasons = {
+        f"{dim}: {_why(row['spearman']['reason'])}" for dim, row in dims.items() if row["spearman"]["reason"]
+    }
+    per_doc = {(row.get("spearman_per_document") or {}).get("reason") for row in dims.values()} - {None}
+    table.caption = "; ".join(sorted(reasons) + [f"per document: {r}" for r in sorted(per_doc)]) or None
     return table
 
 

@@ -4,7 +4,8 @@ Input: the records of results.jsonl and the task declaration. Unparsed and error
 metrics as missing values, so they are excluded and counted, never graded. Pairwise summaries add
 position consistency (verdicts that survive the order swap) and the share of A verdicts, the two
 numbers that expose position preference. CheckEval tasks add one row per dimension, at sample level
-and per document (group).
+and per document (group), and an `overall` row (item score against the mean human score over the
+declared dimensions, sample level only).
 """
 
 from __future__ import annotations
@@ -136,7 +137,24 @@ def dimension_table(rows: Sequence[Record], spec: TaskSpec) -> dict[str, Any]:
             per_doc = per_group_correlation(preds, golds, groups, name)
             row[f"{name}_per_document"] = per_doc.to_dict() if isinstance(per_doc, MetricResult) else per_doc
         table[dim.name] = row
+    if overall := _overall_row(rows, spec):
+        table["overall"] = overall
     return table
+
+
+def _overall_row(rows: Sequence[Record], spec: TaskSpec) -> dict[str, Any] | None:
+    """The item score (share of Yes over all questions) against the mean human score over the declared
+    dimensions; items whose label lacks a dimension are left out (a partial mean is another scale)."""
+    keys = [dim.human_key for dim in spec.dimensions]
+    preds, golds = [], []
+    for r in rows:
+        label = r.item.get("label")
+        if isinstance(label, dict) and all(k in label for k in keys):
+            preds.append((r.result or {}).get("score") if r.status == "ok" else None)
+            golds.append(sum(float(label[k]) for k in keys) / len(keys))
+    if not preds:
+        return None
+    return {"n": len(preds), **{name: fn(preds, golds).to_dict() for name, fn in CORRELATIONS.items()}}
 
 
 def _usage(rows: Sequence[Record]) -> dict[str, Any]:

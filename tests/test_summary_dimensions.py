@@ -1,0 +1,54 @@
+"""CheckEval run summaries: per-dimension rows, the overall row, and why a cell is n/a."""
+
+from __future__ import annotations
+
+import pytest
+
+from cejudge_dspy.display import dimension_tables, summary_table
+from cejudge_dspy.results import JudgeResult
+from cejudge_dspy.runner import Record
+from cejudge_dspy.summary import summarize
+from cejudge_dspy.tasks import load_task
+
+DIMS = ("coherence", "consistency", "fluency", "relevance")
+
+
+def record(rid: str, human: dict[str, float], score: float | None, fluency: float = 0.5) -> Record:
+    dims = {"coherence": score, "consistency": score, "fluency": fluency, "relevance": score}
+    result = JudgeResult(
+        mode="pointwise",
+        status="ok" if score is not None else "unparsed",
+        method="checkeval",
+        score=score,
+        dimension_scores=dims if score is not None else {},
+    )
+    item = {"id": rid, "label": human, "group": "doc1"}
+    return Record(
+        id=rid, task="summeval", method="checkeval", status=result.status, item=item, result=result.to_dict()
+    )
+
+
+def test_overall_row_is_the_item_score_against_the_mean_human_score() -> None:
+    rows = [
+        record("a", dict.fromkeys(DIMS, 1.0), 0.2),  # human mean 1
+        record("b", dict.fromkeys(DIMS, 3.0), 0.5),  # human mean 3
+        record("c", {"coherence": 5.0, "consistency": 5.0, "fluency": 5.0, "relevance": 1.0}, 0.9),  # mean 4
+        record("d", {"coherence": 2.0}, 0.1),  # lacks three dimensions: not in the overall row
+        record("e", dict.fromkeys(DIMS, 2.0), None),  # unparsed: excluded, counted
+    ]
+    overall = summarize(rows, load_task("summeval"), n_resamples=0)["dimensions"]["overall"]
+    assert overall["n"] == 4 and overall["spearman"]["n_excluded"] == 1
+    assert overall["spearman"]["value"] == pytest.approx(1.0)  # same order on a, b, c
+    # Pearson by hand: x = (.2, .5, .9), y = (1, 3, 4); Sxy = 31/30, Sxx = 37/150, Syy = 14/3.
+    assert overall["pearson"]["value"] == pytest.approx((31 / 30) / ((37 / 150) * (14 / 3)) ** 0.5)
+
+
+def test_tables_say_why_a_correlation_is_undefined() -> None:
+    rows = [record(r, dict.fromkeys(DIMS, v), s) for r, v, s in (("a", 1.0, 0.2), ("b", 3.0, 0.5))]
+    summary = summarize(rows, load_task("summeval"), n_resamples=0)
+    assert summary["dimensions"]["fluency"]["spearman"]["value"] is None  # the judge said 0.5 twice
+    caption = str(dimension_tables(summary).caption)
+    assert "fluency: n/a, the judge gave every item the same score" in caption
+    assert "coherence" not in caption  # defined there: two items, both sides vary
+    labels = [str(c) for c in summary_table(summary).columns[0]._cells]
+    assert any("per dimension" in c for c in labels) and not any("average" in c for c in labels)
