@@ -81,8 +81,8 @@ def agreement(
     when every row has one, else by position. Returns:
     - `krippendorff_alpha`: interval alpha on the overall score (or on `dimension_scores[dimension]`);
       unparsed = missing.
-    - `fleiss_kappa`: on the per-question yes/no answers in `details["answers"]`; a question counts only
-      when every run answered it.
+    - `fleiss_kappa`: on the per-question yes/no answers in `details["answers"]` (those of `dimension`
+      when given); a question counts only when every run answered it.
     - `human_correlation`: each run's correlation with the human labels and its spread (min, max, mean,
       sample std over the runs with a defined value), or None without labels.
     Labels come from the records or from `humans` (aligned to the items, or id -> label); a dict label is
@@ -106,6 +106,7 @@ def agreement(
             (k, a["dimension"], a["subdimension"], a["question"]): a["answer"]
             for k, res in zip(keys, run, strict=True)
             for a in res.get("details", {}).get("answers", [])
+            if dimension is None or a.get("dimension") == dimension
         }
         for run in results
     ]

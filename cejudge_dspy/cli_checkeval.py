@@ -65,40 +65,66 @@ def run_checklist(args: argparse.Namespace) -> int:
 
 
 def run_agreement(args: argparse.Namespace) -> int:
+    """One row per dimension and one overall (or only --dimension): alpha, kappa, human correlations."""
     from rich.table import Table
 
     from .checkeval import agreement
     from .compare import load_run
     from .display import console
+    from .tasks import load_task
 
     if len(args.runs) < 2:
         raise InputError("needs at least two run directories", field="runs")
     runs = [load_run(Path(r)) for r in args.runs]
-    result = agreement(
-        [records for _, records in runs],
-        dimension=args.dimension,
-        method=args.method,
-        human_key=args.dimension,
-    )
-    table = Table(title="Agreement across runs (raters = runs, units = items)")
-    table.add_column("measure")
-    table.add_column("value", justify="right")
-    table.add_column("n", justify="right")
-    for key in ("krippendorff_alpha", "fleiss_kappa"):
-        m = result.get(key) or {}
-        table.add_row(key, _fmt(m.get("value")), str(m.get("n", "")))
-    human = result.get("human_correlation") or {}
-    for (config, _), value in zip(runs, human.get("per_run", []), strict=False):
-        table.add_row(
-            f"{args.method} with humans: {config.get('lm')} ({config.get('method')})",
-            _fmt((value or {}).get("value")),
-            str((value or {}).get("n", "")),
+    records = [recs for _, recs in runs]
+    tasks = {config.get("task") for config, _ in runs}
+    if len(tasks) != 1 or None in tasks:
+        raise InputError(
+            f"runs must come from one task (run.json says {sorted(map(str, tasks))})", field="runs"
         )
-    for k in ("min", "max", "mean", "std"):
-        if k in human:
-            table.add_row(f"{args.method} spread: {k}", _fmt(human[k]), "")
+    spec = load_task(tasks.pop())
+    dims = {d.name: d.human_key for d in spec.dimensions}
+    if args.dimension is not None and args.dimension not in dims:
+        raise InputError(
+            f"{args.dimension!r} is not a dimension of {spec.name}: {', '.join(dims)}", field="--dimension"
+        )
+    rows: dict[str, dict[str, Any]] = {}
+    for name in [args.dimension] if args.dimension else list(dims):
+        rows[name] = agreement(records, dimension=name, human_key=dims[name], method=args.method)
+    if not args.dimension:  # the item score against the mean human score, as in the run summary
+        humans = {
+            r.id: _mean_label(r.item.get("label"), list(dims.values())) for recs in records for r in recs
+        }
+        rows["overall"] = agreement(records, humans=humans or None, method=args.method)
+    table = Table(title="Agreement across runs (raters = runs, units = items)")
+    for col in ("dimension", "Krippendorff α", "Fleiss κ (questions)"):
+        table.add_column(col, justify="left" if col == "dimension" else "right")
+    for n in range(1, len(runs) + 1):
+        table.add_column(f"{args.method} vs humans, run {n}", justify="right")
+    table.add_column("spread (max - min)", justify="right")
+    table.caption = "; ".join(
+        f"run {n}: {r} ({c.get('lm')})" for n, (r, (c, _)) in enumerate(zip(args.runs, runs, strict=True), 1)
+    )
+    for name, res in rows.items():
+        alpha, kappa, human = res["krippendorff_alpha"], res["fleiss_kappa"], res["human_correlation"] or {}
+        per_run = [_fmt((v or {}).get("value")) for v in human.get("per_run", [None] * len(runs))]
+        defined = [v for v in human.get("per_run", []) if v and v.get("value") is not None]
+        spread = human["max"] - human["min"] if len(defined) > 1 else None  # one defined run: no spread
+        table.add_row(
+            name,
+            f"{_fmt(alpha['value'])} (n={alpha['n']})",
+            f"{_fmt(kappa['value'])} (n={kappa['n']})",
+            *per_run,
+            _fmt(spread),
+        )
     console().print(table)
     return 0
+
+
+def _mean_label(label: Any, keys: list[str]) -> float | None:
+    if isinstance(label, dict) and keys and all(k in label for k in keys):
+        return sum(float(label[k]) for k in keys) / len(keys)
+    return label if isinstance(label, int | float) else None
 
 
 def _fmt(value: Any) -> str:

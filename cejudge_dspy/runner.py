@@ -88,6 +88,8 @@ def prepare_run_dir(out: Path, config: dict[str, Any]) -> list[Record]:
     run_file = out / RUN
     if run_file.exists():
         old = json.loads(run_file.read_text(encoding="utf-8"))
+        if old.get("method") != "cejudge" and old.get("program") == "auto":
+            old["program"] = "base"  # runs recorded before programs were resolved; only CE-Judge is tuned
         diff = [k for k in RESUME_KEYS if old.get(k) != config.get(k)]
         if diff:
             shown = ", ".join(f"{k}: {old.get(k)!r} -> {config.get(k)!r}" for k in diff)

@@ -133,3 +133,12 @@ def test_concurrency_must_be_positive(tmp_path: Path) -> None:
                 concurrency=0,
             )
         )
+
+
+def test_runs_recorded_before_programs_were_resolved_still_resume(tmp_path: Path) -> None:
+    prepare_run_dir(tmp_path / "c", {"task": "summeval", "method": "checkeval", "program": "auto"})
+    prepare_run_dir(tmp_path / "c", {"task": "summeval", "method": "checkeval", "program": "base"})
+    # For CE-Judge "auto" may have been a tuned program or not: that run cannot be resumed blindly.
+    prepare_run_dir(tmp_path / "j", {"task": "chat", "method": "cejudge", "program": "auto"})
+    with pytest.raises(CEJudgeError, match="program: 'auto' -> 'base'"):
+        prepare_run_dir(tmp_path / "j", {"task": "chat", "method": "cejudge", "program": "base"})

@@ -1,9 +1,14 @@
-"""CheckEval run summaries: per-dimension rows, the overall row, and why a cell is n/a."""
+"""CheckEval reports: per-dimension and overall rows of run summaries and of `cejudge agreement`."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict
+from pathlib import Path
+
 import pytest
 
+from cejudge_dspy.cli import main
 from cejudge_dspy.display import dimension_tables, summary_table
 from cejudge_dspy.results import JudgeResult
 from cejudge_dspy.runner import Record
@@ -13,14 +18,25 @@ from cejudge_dspy.tasks import load_task
 DIMS = ("coherence", "consistency", "fluency", "relevance")
 
 
-def record(rid: str, human: dict[str, float], score: float | None, fluency: float = 0.5) -> Record:
+def record(
+    rid: str,
+    human: dict[str, float],
+    score: float | None,
+    fluency: float = 0.5,
+    answers: tuple[str, ...] = (),
+) -> Record:
     dims = {"coherence": score, "consistency": score, "fluency": fluency, "relevance": score}
+    rows = [
+        {"dimension": d, "subdimension": "s", "question": f"{d} q", "answer": a}
+        for d, a in zip(("coherence", "fluency"), answers, strict=False)
+    ]
     result = JudgeResult(
         mode="pointwise",
         status="ok" if score is not None else "unparsed",
         method="checkeval",
         score=score,
         dimension_scores=dims if score is not None else {},
+        details={"answers": rows},
     )
     item = {"id": rid, "label": human, "group": "doc1"}
     return Record(
@@ -52,3 +68,35 @@ def test_tables_say_why_a_correlation_is_undefined() -> None:
     assert "coherence" not in caption  # defined there: two items, both sides vary
     labels = [str(c) for c in summary_table(summary).columns[0]._cells]
     assert any("per dimension" in c for c in labels) and not any("average" in c for c in labels)
+
+
+def write_run(path: Path, records: list[Record], lm: str) -> str:
+    path.mkdir()
+    (path / "run.json").write_text(json.dumps({"task": "summeval", "method": "checkeval", "lm": lm}))
+    (path / "results.jsonl").write_text("".join(json.dumps(asdict(r)) + "\n" for r in records))
+    return str(path)
+
+
+def test_agreement_command_reports_each_dimension_and_overall(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # one table row per line
+    humans = [dict.fromkeys(DIMS, v) for v in (1.0, 3.0, 5.0)]
+    # Same overall scores in both runs (alpha 1); coherence answers agree, fluency answers always differ.
+    one = [
+        record(i, h, s, answers=("yes", "yes"))
+        for i, h, s in zip("abc", humans, (0.2, 0.5, 0.9), strict=True)
+    ]
+    two = [
+        record(i, h, s, answers=("yes", "no")) for i, h, s in zip("abc", humans, (0.2, 0.5, 0.9), strict=True)
+    ]
+    runs = [write_run(tmp_path / "one", one, "embedded"), write_run(tmp_path / "two", two, "gguf:small.gguf")]
+    assert main(["agreement", *runs]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split("│")[1].strip(): line for line in out.splitlines() if line.count("│") > 3}
+    assert set(rows) >= {*DIMS, "overall"}
+    assert "1.000 (n=3)" in rows["overall"]  # interval alpha of identical varying scores
+    assert "(n=3)" in rows["coherence"].split("│")[3] and "(n=3)" in rows["fluency"].split("│")[3]
+    assert "(n=6)" in rows["overall"].split("│")[3]  # all questions when no dimension is asked for
+    assert main(["agreement", *runs, "--dimension", "fluncy"]) == 2
+    assert "not a dimension of summeval" in capsys.readouterr().err
