@@ -107,6 +107,9 @@ class OptimizeReport:
             "splits": self.sizes,
             "data": data,
             "changed_stages": self.changed_stages,
+            # Wall time of this invocation; a resumed run (GEPA checkpoint, LM cache) takes seconds.
+            "seconds": round(self.seconds, 1),
+            "resumed": self.resumed,
             "dev": {
                 "before": asdict(self.dev_before),
                 "after": asdict(self.dev_after) if self.dev_after else None,

@@ -157,6 +157,8 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         task_lm=lm.model, reflection_lm=reflection_lm.model, data=args.data or spec.dataset.hub_id or None
     )
     manifest.update(fields=fields, subsets=args.subset or [], dropped=dropped, estimate=estimate.__dict__)
+    # The item ids of each split, so "measured on items not used for tuning" can be checked and redone.
+    manifest["split_ids"] = {"train": [ex.id for ex in train], "dev": [ex.id for ex in dev]}
     written = save_program(report.program, out, manifest)
     _print_scores(console, report)
     if report.source == "best-so-far":

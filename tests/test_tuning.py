@@ -497,6 +497,9 @@ def test_cli_estimates_optimizes_and_saves(
     assert judge_has_marker(tuning.load_program("chat", out))
     manifest = read_manifest(out)
     assert manifest["fields"] == {"instruction": "prompt"} and manifest["subsets"] == ["Natural"]
+    ids = manifest["split_ids"]
+    assert len(ids["train"]) == 6 and len(ids["dev"]) == 4 and not set(ids["train"]) & set(ids["dev"])
+    assert manifest["seconds"] >= 0
     assert (tmp_path / "chat.gepa").is_dir()
 
 
