@@ -132,6 +132,16 @@ def agreement(
     }
 
 
+def mean_human_score(label: object, keys: Sequence[str]) -> float | None:
+    """The mean of a dict label over `keys` (None when one is missing: a partial mean is another scale);
+    a numeric label is returned as it is, anything else is None."""
+    if isinstance(label, Mapping):
+        return (
+            sum(float(label[k]) for k in keys) / len(keys) if keys and all(k in label for k in keys) else None
+        )
+    return float(label) if isinstance(label, int | float) else None
+
+
 def _row(row: Any) -> tuple[Hashable | None, dict[str, Any], object]:
     """(item id, result dict, label) from a JudgeResult, its dict, or a runner record."""
     if isinstance(row, JudgeResult):

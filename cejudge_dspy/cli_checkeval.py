@@ -69,6 +69,7 @@ def run_agreement(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from .checkeval import agreement
+    from .checkeval_agreement import mean_human_score
     from .compare import load_run
     from .display import console
     from .tasks import load_task
@@ -93,7 +94,7 @@ def run_agreement(args: argparse.Namespace) -> int:
         rows[name] = agreement(records, dimension=name, human_key=dims[name], method=args.method)
     if not args.dimension:  # the item score against the mean human score, as in the run summary
         humans = {
-            r.id: _mean_label(r.item.get("label"), list(dims.values())) for recs in records for r in recs
+            r.id: mean_human_score(r.item.get("label"), list(dims.values())) for recs in records for r in recs
         }
         rows["overall"] = agreement(records, humans=humans or None, method=args.method)
     table = Table(title="Agreement across runs (raters = runs, units = items)")
@@ -119,12 +120,6 @@ def run_agreement(args: argparse.Namespace) -> int:
         )
     console().print(table)
     return 0
-
-
-def _mean_label(label: Any, keys: list[str]) -> float | None:
-    if isinstance(label, dict) and keys and all(k in label for k in keys):
-        return sum(float(label[k]) for k in keys) / len(keys)
-    return label if isinstance(label, int | float) else None
 
 
 def _fmt(value: Any) -> str:

@@ -145,13 +145,17 @@ def dimension_table(rows: Sequence[Record], spec: TaskSpec) -> dict[str, Any]:
 def _overall_row(rows: Sequence[Record], spec: TaskSpec) -> dict[str, Any] | None:
     """The item score (share of Yes over all questions) against the mean human score over the declared
     dimensions; items whose label lacks a dimension are left out (a partial mean is another scale)."""
+    from .checkeval_agreement import mean_human_score
+
     keys = [dim.human_key for dim in spec.dimensions]
     preds, golds = [], []
     for r in rows:
-        label = r.item.get("label")
-        if isinstance(label, dict) and all(k in label for k in keys):
+        if (
+            isinstance(r.item.get("label"), dict)
+            and (gold := mean_human_score(r.item["label"], keys)) is not None
+        ):
             preds.append((r.result or {}).get("score") if r.status == "ok" else None)
-            golds.append(sum(float(label[k]) for k in keys) / len(keys))
+            golds.append(gold)
     if not preds:
         return None
     return {"n": len(preds), **{name: fn(preds, golds).to_dict() for name, fn in CORRELATIONS.items()}}

@@ -100,3 +100,12 @@ def test_agreement_command_reports_each_dimension_and_overall(
     assert "(n=6)" in rows["overall"].split("│")[3]  # all questions when no dimension is asked for
     assert main(["agreement", *runs, "--dimension", "fluncy"]) == 2
     assert "not a dimension of summeval" in capsys.readouterr().err
+
+
+def test_mean_human_score_edge_cases() -> None:
+    from cejudge_dspy.checkeval_agreement import mean_human_score
+
+    assert mean_human_score({"a": 1, "b": 4.0}, ["a", "b"]) == 2.5
+    assert mean_human_score({"a": 1}, ["a", "b"]) is None  # a partial mean is another scale
+    assert mean_human_score({"a": 1}, []) is None
+    assert mean_human_score(3, ["a"]) == 3.0 and mean_human_score("3", ["a"]) is None
