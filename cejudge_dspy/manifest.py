@@ -189,7 +189,11 @@ def program_identity(task: str | TaskSpec, program: str | Path = "auto") -> str:
     if not path.exists():
         raise CEJudgeError(f"program file '{path}' does not exist; use --program auto|base|PATH.json")
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
-    return f"{path.as_posix()}@{digest}"
+    # Location-free for the tuned programs folder, so a moved checkout still resumes its runs.
+    shown = (
+        f"optimized/{path.name}" if path.resolve().parent == optimized_dir().resolve() else path.as_posix()
+    )
+    return f"{shown}@{digest}"
 
 
 def program_for_task(task: str | TaskSpec, program: str | Path = "auto", **options: Any) -> dspy.Module:

@@ -44,8 +44,12 @@ def test_program_identity_names_the_state_file_and_its_content(
     path = tmp_path / "chat.json"
     save_program(PairwiseJudge("chat"), path, {"task": "chat", "task_version": 1})
     first = program_identity("chat", "auto")
-    assert first.startswith(f"{path.as_posix()}@") and len(first.rsplit("@", 1)[1]) == 12
-    assert program_identity("chat", str(path)) == first
+    assert first.startswith("optimized/chat.json@") and len(first.rsplit("@", 1)[1]) == 12
+    assert program_identity("chat", str(path)) == first  # the same file, however it is named
+    elsewhere = tmp_path / "mine" / "chat.json"
+    elsewhere.parent.mkdir()
+    elsewhere.write_bytes(path.read_bytes())
+    assert program_identity("chat", str(elsewhere)) == f"{elsewhere.as_posix()}@{first.rsplit('@', 1)[1]}"
     path.write_text(path.read_text(encoding="utf-8").replace("{", "{ ", 1), encoding="utf-8")
     assert program_identity("chat", "auto") != first  # a retuned file is another program
     with pytest.raises(Exception, match="does not exist"):
