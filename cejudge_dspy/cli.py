@@ -94,6 +94,12 @@ def program_label(args: argparse.Namespace, task: str) -> str:
     return program_identity(task, args.program)
 
 
+def announce_program(err: Any, label: str) -> None:
+    """Say on stderr that a tuned program judges (nothing for the hand-written one)."""
+    if label != "base":
+        err.print(f"program: {label} (tuned; --program base for the hand-written one)")
+
+
 def build(args: argparse.Namespace, task: str) -> dspy.Module:
     from .methods import build_program
 
@@ -143,8 +149,7 @@ def _run_judge(args: argparse.Namespace) -> int:
     spec = load_task(args.task or ("chat" if args.response_a or args.response_b else "literary"))
     items = items_from_args(args, spec)
     out, err = console(), console(stderr=True)
-    if (ident := program_label(args, spec.name)) != "base":
-        err.print(f"program: {ident} (tuned; --program base for the hand-written one)")
+    announce_program(err, program_label(args, spec.name))
     with err.status("Preparing the judge…") as status, backbone(args, status):
         program = build(args, spec.name)
         results = []

@@ -21,7 +21,15 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from .cli import add_backbone_args, add_program_args, backbone, build, parse_fields, program_label
+from .cli import (
+    add_backbone_args,
+    add_program_args,
+    announce_program,
+    backbone,
+    build,
+    parse_fields,
+    program_label,
+)
 from .errors import InputError
 from .items import Item
 
@@ -130,8 +138,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     err.print(
         f"{len(items)} items, {len(items) - len(todo)} already in {out / RESULTS}, {len(todo)} to judge"
     )
-    if config["program"] != "base":
-        err.print(f"program: {config['program']} (tuned; --program base for the hand-written one)")
+    announce_program(err, config["program"])
     if todo:
         progress = RunProgress(total=len(todo))
         columns = [
