@@ -30,10 +30,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import dspy  # noqa: E402
 from synthetic import pairwise_items  # noqa: E402
 
-from cejudge_dspy import signatures as sig  # noqa: E402
-from cejudge_dspy.judges import PairwiseJudge  # noqa: E402
-from cejudge_dspy.simulated import answer, render, simulated_backbone, stage_of  # noqa: E402
-from cejudge_dspy.stages import Concepts, VerdictJudgment  # noqa: E402
+from cejudge_dspy.backbones.simulated import answer, render, simulated_backbone, stage_of  # noqa: E402
+from cejudge_dspy.methods.cejudge import signatures as sig  # noqa: E402
+from cejudge_dspy.methods.cejudge.judges import PairwiseJudge  # noqa: E402
+from cejudge_dspy.methods.stages import Concepts, VerdictJudgment  # noqa: E402
 from cejudge_dspy.tasks import load_task  # noqa: E402
 
 

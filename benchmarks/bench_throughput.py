@@ -30,9 +30,9 @@ from harness import Run, run  # noqa: E402
 from paper_pipeline import PaperPairwise, PaperPointwise  # noqa: E402
 from synthetic import pairwise_items, pointwise_items  # noqa: E402
 
+from cejudge_dspy.backbones.simulated import simulated_backbone  # noqa: E402
 from cejudge_dspy.items import Item  # noqa: E402
-from cejudge_dspy.judges import PairwiseJudge, PointwiseJudge  # noqa: E402
-from cejudge_dspy.simulated import simulated_backbone  # noqa: E402
+from cejudge_dspy.methods.cejudge.judges import PairwiseJudge, PointwiseJudge  # noqa: E402
 
 Factory = Callable[[], dspy.Module]
 PIPELINES: dict[str, dict[str, tuple[str, Factory]]] = {

@@ -24,9 +24,9 @@ from typing import Any
 
 import dspy
 
+from cejudge_dspy.backbones.simulated import CallLog, SimulatedEngine, tagged
+from cejudge_dspy.evaluation.runner import judge_items
 from cejudge_dspy.items import Item
-from cejudge_dspy.runner import judge_items
-from cejudge_dspy.simulated import CallLog, SimulatedEngine, tagged
 
 LEVEL = {"concepts": 0, "translate": 0, "checklist_r2i": 1, "checklist_i2r": 1, "score": 2, "verdict": 2}
 

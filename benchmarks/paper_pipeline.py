@@ -1,6 +1,6 @@
 """The paper's CE-Judge pipeline as a baseline: every stage call awaited one after another, nothing shared.
 
-Same stage modules (so the same prompts and the same token counts) as `cejudge_dspy.judges`, but in
+Same stage modules (so the same prompts and token counts) as `cejudge_dspy.methods.cejudge`, but in
 the form the paper's code runs them: concepts, then translations, then checklists, then one judgment,
 each call waiting for the previous one; no work shared between responses or items; one presentation
 order. Choice, following the issue's counts (7 calls per pointwise item, 11 per pairwise item): every
@@ -14,16 +14,16 @@ from typing import Any
 import dspy
 
 from cejudge_dspy.languages import language_name, normalize_language
-from cejudge_dspy.results import JudgeResult, OrderResult, unparsed
-from cejudge_dspy.stages import (
+from cejudge_dspy.methods import StageFailure
+from cejudge_dspy.methods.cejudge.stages import (
     ChecklistFromInstruction,
     ChecklistFromResponse,
     Concepts,
     ScoreJudgment,
-    StageFailure,
     Translate,
     VerdictJudgment,
 )
+from cejudge_dspy.results import JudgeResult, OrderResult, unparsed
 from cejudge_dspy.tasks import TaskSpec, load_task
 from cejudge_dspy.usage import Usage, collecting
 

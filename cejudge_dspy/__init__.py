@@ -8,15 +8,16 @@ __version__ = "0.1.0"
 
 # Lazy exports keep `import cejudge_dspy` (and the CLI's start-up) from importing DSPy's whole stack.
 _EXPORTS = {
-    "PairwiseJudge": "judges",
-    "PointwiseJudge": "judges",
+    "PairwiseJudge": "methods",
+    "PointwiseJudge": "methods",
+    "build_program": "methods",
+    "program_for_task": "methods",
     "JudgeResult": "results",
     "Item": "items",
     "make_lm": "backbones",
     "use_backbone": "backbones",
     "load_task": "tasks",
     "available_tasks": "tasks",
-    "build_program": "methods",
     "load_items": "data",
     "CEJudgeError": "errors",
 }

@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 import dspy
 
+from cejudge_dspy.errors import InputError
+
 Label = str | float | dict[str, float] | None
 
 
@@ -52,3 +54,14 @@ class Item:
         """A `dspy.Example` for optimizers: the judge inputs marked as inputs, plus `label` and `id`."""
         inputs = self.inputs()
         return dspy.Example(**inputs, label=self.label, id=self.id).with_inputs(*inputs)
+
+
+def require_text(value: Any, field: str, item: str | None = None) -> str:
+    """Texts must be non-empty strings; the error names the item and the field."""
+    if value is None:
+        raise InputError("is missing", item=item, field=field)
+    if not isinstance(value, str):
+        raise InputError(f"must be text, got {type(value).__name__}", item=item, field=field)
+    if not value.strip():
+        raise InputError("is empty", item=item, field=field)
+    return value

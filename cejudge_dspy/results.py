@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import dspy
 
-from .usage import Usage
+from cejudge_dspy.usage import Usage
 
 Status = Literal["ok", "unparsed"]
 

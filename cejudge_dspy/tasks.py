@@ -8,14 +8,14 @@ inputs, and the meta-metric. Adding a task means adding a file; `load_task("name
 from __future__ import annotations
 
 import difflib
-import os
 import sys
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from .errors import TaskError
+from cejudge_dspy.errors import TaskError
+from cejudge_dspy.resources import folder
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -42,8 +42,7 @@ ITEM_FIELDS = (
 
 def programs_dir() -> Path:
     """Where declarations live: `$CEJUDGE_PROGRAMS`, else the repository's `programs/`."""
-    env = os.environ.get("CEJUDGE_PROGRAMS")
-    return Path(env) if env else Path(__file__).resolve().parent.parent / "programs"
+    return folder("programs")
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,10 @@ import pytest
 from dspy import lm15
 from dspy.clients.cache import Cache
 
-from cejudge_dspy import backbones, embedded
-from cejudge_dspy.backbones import cache_scope, explain_backbone_error, gguf_model_name, make_lm
-from cejudge_dspy.embedded import AsyncLlamaCppEngine, LlamaCppEngine, chat_kwargs, resolve_gguf
+from cejudge_dspy.backbones import embedded
+from cejudge_dspy.backbones import spec as backbones
+from cejudge_dspy.backbones.embedded import AsyncLlamaCppEngine, LlamaCppEngine, chat_kwargs, resolve_gguf
+from cejudge_dspy.backbones.spec import cache_scope, explain_backbone_error, gguf_model_name, make_lm
 from cejudge_dspy.errors import BackboneError
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no metadata download attempt

@@ -16,19 +16,22 @@ import dspy
 import pytest
 from fakes import fake_lm
 
-from cejudge_dspy.checkeval import (
+from cejudge_dspy.errors import DataError, InputError, TaskError
+from cejudge_dspy.evaluation import checkeval_agreement as agreement
+from cejudge_dspy.evaluation import per_group_correlation
+from cejudge_dspy.evaluation.runner import Record
+from cejudge_dspy.methods import build_program, method_names
+from cejudge_dspy.methods.checkeval import (
     CEJudgeCheckEval,
     CheckEvalJudge,
-    agreement,
+    Checklist,
+    Question,
+    build_checklist,
+    default_checklist_path,
     parse_answer,
-    per_group_correlation,
     share_of_yes,
 )
-from cejudge_dspy.checklist_build import Checklist, Question, build_checklist, default_checklist_path
-from cejudge_dspy.errors import DataError, InputError, TaskError
-from cejudge_dspy.methods import build_program, method_names
 from cejudge_dspy.results import JudgeResult
-from cejudge_dspy.runner import Record
 from cejudge_dspy.tasks import load_task, parse_task
 
 TOY = {

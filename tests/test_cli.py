@@ -9,8 +9,8 @@ import dspy
 import pytest
 from fakes import fake_lm
 
-from cejudge_dspy import backbones
-from cejudge_dspy.cli import main
+from cejudge_dspy.backbones import spec as backbones
+from cejudge_dspy.cli.main import main
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from pathlib import Path
 import datasets
 import pytest
 
-from cejudge_dspy.data import load_items, parse_label, stratified_sample, task_summary
+from cejudge_dspy.data.loader import load_items, parse_label, stratified_sample, task_summary
 from cejudge_dspy.errors import DataError, InputError
 from cejudge_dspy.items import Item
 from cejudge_dspy.tasks import DatasetSpec, available_tasks, load_task

@@ -13,8 +13,8 @@ from typing import Literal
 import dspy
 import pytest
 
-from cejudge_dspy import embedded
-from cejudge_dspy.backbones import make_lm
+from cejudge_dspy.backbones import embedded
+from cejudge_dspy.backbones.spec import make_lm
 
 pytestmark = pytest.mark.slow
 

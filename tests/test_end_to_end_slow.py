@@ -11,9 +11,9 @@ import os
 
 import pytest
 
-from cejudge_dspy import embedded
-from cejudge_dspy.backbones import use_backbone
-from cejudge_dspy.judges import PairwiseJudge, PointwiseJudge
+from cejudge_dspy.backbones import embedded
+from cejudge_dspy.backbones.spec import use_backbone
+from cejudge_dspy.methods.cejudge.judges import PairwiseJudge, PointwiseJudge
 
 pytestmark = pytest.mark.slow
 

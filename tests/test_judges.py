@@ -7,7 +7,7 @@ import pytest
 from fakes import fake_lm
 
 from cejudge_dspy.errors import InputError, TaskError
-from cejudge_dspy.judges import PairwiseJudge, PointwiseJudge
+from cejudge_dspy.methods.cejudge.judges import PairwiseJudge, PointwiseJudge
 from cejudge_dspy.results import OrderResult, reconcile, swap_verdict
 
 
@@ -190,7 +190,7 @@ def test_swap_and_reconcile_are_pure_and_invertible() -> None:
 
 
 def test_direct_baseline_is_one_call_per_order_with_the_same_swap() -> None:
-    from cejudge_dspy.baselines import DirectPairwiseJudge, DirectPointwiseJudge
+    from cejudge_dspy.methods.direct import DirectPairwiseJudge, DirectPointwiseJudge
 
     def prefer(inputs: dict[str, str]) -> dict[str, object]:
         return {"feedback": "ok", "verdict": "A" if inputs["response_a"] == "Drei Uhr." else "B"}

@@ -11,9 +11,9 @@ from functools import partial
 import pytest
 from scipy import stats
 
-from cejudge_dspy.agreement import fleiss_kappa, fleiss_kappa_from_labels, krippendorff_alpha
 from cejudge_dspy.errors import InputError
-from cejudge_dspy.metrics import (
+from cejudge_dspy.evaluation.agreement import fleiss_kappa, fleiss_kappa_from_labels, krippendorff_alpha
+from cejudge_dspy.evaluation.metrics import (
     MetricResult,
     accuracy,
     concordance,
@@ -23,7 +23,7 @@ from cejudge_dspy.metrics import (
     share,
     spearman,
 )
-from cejudge_dspy.significance import bootstrap_ci, mcnemar, paired_bootstrap_diff
+from cejudge_dspy.evaluation.significance import bootstrap_ci, mcnemar, paired_bootstrap_diff
 
 NAN = float("nan")
 

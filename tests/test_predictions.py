@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from cejudge_dspy.errors import DataError, InputError
-from cejudge_dspy.predictions import (
+from cejudge_dspy.evaluation.predictions import (
     average,
     language_from_path,
     score_prediction_file,

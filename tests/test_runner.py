@@ -11,10 +11,10 @@ import pytest
 from fakes import fake_lm
 
 from cejudge_dspy.errors import CEJudgeError
+from cejudge_dspy.evaluation.runner import RESULTS, judge_items, pending_items, prepare_run_dir, read_records
+from cejudge_dspy.evaluation.summary import summarize
 from cejudge_dspy.items import Item
-from cejudge_dspy.judges import PairwiseJudge
-from cejudge_dspy.runner import RESULTS, judge_items, pending_items, prepare_run_dir, read_records
-from cejudge_dspy.summary import summarize
+from cejudge_dspy.methods.cejudge.judges import PairwiseJudge
 from cejudge_dspy.tasks import load_task
 
 

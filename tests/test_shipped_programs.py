@@ -9,10 +9,16 @@ import pytest
 from conftest import REPO_OPTIMIZED
 from fakes import fake_lm
 
-from cejudge_dspy import backbones
-from cejudge_dspy.cli import main
-from cejudge_dspy.judges import PairwiseJudge
-from cejudge_dspy.manifest import load_program, manifest_path, program_identity, read_manifest, save_program
+from cejudge_dspy.backbones import spec as backbones
+from cejudge_dspy.cli.main import main
+from cejudge_dspy.methods import (
+    load_program,
+    manifest_path,
+    program_identity,
+    read_manifest,
+    save_program,
+)
+from cejudge_dspy.methods.cejudge.judges import PairwiseJudge
 
 SHIPPED = sorted(p for p in REPO_OPTIMIZED.glob("*.json") if not p.name.endswith(".manifest.json"))
 

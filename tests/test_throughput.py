@@ -15,13 +15,13 @@ from typing import Any
 import dspy
 import pytest
 
-from cejudge_dspy.cli_eval import shard_key, shard_of
-from cejudge_dspy.compare import merge_runs
+from cejudge_dspy.backbones.simulated import SimulatedEngine, simulated_backbone
+from cejudge_dspy.cli.evaluate import shard_key, shard_of
+from cejudge_dspy.evaluation.compare import merge_runs
+from cejudge_dspy.evaluation.runner import RESULTS, Record, judge_items, prepare_run_dir, read_records
+from cejudge_dspy.evaluation.summary import summarize
 from cejudge_dspy.items import Item
-from cejudge_dspy.judges import PairwiseJudge
-from cejudge_dspy.runner import RESULTS, Record, judge_items, prepare_run_dir, read_records
-from cejudge_dspy.simulated import SimulatedEngine, simulated_backbone
-from cejudge_dspy.summary import summarize
+from cejudge_dspy.methods.cejudge.judges import PairwiseJudge
 from cejudge_dspy.tasks import load_task
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))

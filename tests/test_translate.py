@@ -17,7 +17,7 @@ import requests
 from deep_translator import exceptions as dt_errors
 
 from cejudge_dspy.errors import InputError, TranslationError
-from cejudge_dspy.translate import (
+from cejudge_dspy.translate.translators import (
     GOOGLE_CHAR_LIMIT,
     GoogleTranslator,
     LLMTranslator,

@@ -12,9 +12,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
-import sys
 import threading
-import types
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +20,11 @@ import dspy
 import pytest
 from fakes import AsyncFakeEngine, FakeEngine, _stage_of
 
-from cejudge_dspy import tuning
+from cejudge_dspy import methods, tuning
 from cejudge_dspy.errors import BackboneError, CEJudgeError, DataError, InputError, TaskError
 from cejudge_dspy.items import Item
-from cejudge_dspy.judges import PairwiseJudge
-from cejudge_dspy.manifest import manifest_path, read_manifest
+from cejudge_dspy.methods.cejudge.judges import PairwiseJudge
+from cejudge_dspy.methods.saved import for_task, manifest_path, read_manifest
 from cejudge_dspy.results import JudgeResult, OrderResult
 
 MARKER = "MARKER"
@@ -354,7 +352,7 @@ def test_split_items_drops_unusable_items_and_is_seeded() -> None:
 def saved(gepa_run: Any, tmp_path: Path) -> Path:
     report = gepa_run[0]
     path = tmp_path / "chat.json"
-    tuning.save_program(
+    methods.save_program(
         report.program,
         path,
         report.manifest(task_lm="fake/judge", reflection_lm="fake/judge", data="mm-eval.jsonl"),
@@ -388,23 +386,23 @@ def test_save_and_load_round_trip(gepa_run: Any, tmp_path: Path, monkeypatch: py
     assert manifest["dev"]["before"]["metric"] == 0.5 and manifest["dev"]["after"]["metric"] == 1.0
     assert manifest["created"] and manifest["changed_stages"] == ["judge.predict"]
 
-    assert judge_has_marker(tuning.load_program("chat", path))
-    assert judge_has_marker(tuning.for_task(PairwiseJudge, "chat", program=path, orders="single"))
+    assert judge_has_marker(methods.load_program("chat", path))
+    assert judge_has_marker(for_task(PairwiseJudge, "chat", program=path, orders="single"))
     monkeypatch.setenv("CEJUDGE_OPTIMIZED", str(tmp_path))
-    assert judge_has_marker(tuning.program_for_task("chat"))  # auto finds optimized/chat.json
-    assert not judge_has_marker(tuning.program_for_task("chat", "base"))
-    assert not judge_has_marker(tuning.program_for_task("reasoning"))  # nothing saved: the base program
+    assert judge_has_marker(methods.program_for_task("chat"))  # auto finds optimized/chat.json
+    assert not judge_has_marker(methods.program_for_task("chat", "base"))
+    assert not judge_has_marker(methods.program_for_task("reasoning"))  # nothing saved: the base program
 
 
 def test_save_strips_a_bound_lm(tmp_path: Path) -> None:
     judge = PairwiseJudge("chat")
     judge.judge.predict.lm = fake_judge_lm()[0]
-    written = tuning.save_program(judge, tmp_path / "chat.json", {"task": "chat", "task_version": 1})
+    written = methods.save_program(judge, tmp_path / "chat.json", {"task": "chat", "task_version": 1})
     assert json.loads((tmp_path / "chat.json").read_text())["judge.predict"]["lm"] is None
     assert json.loads(written.read_text())["stripped_lms"] == ["judge.predict"]
     assert judge.judge.predict.lm is not None  # the caller's program is left alone
     with pytest.raises(CEJudgeError, match="needs"):
-        tuning.save_program(judge, tmp_path / "x.json", {"task": "chat"})
+        methods.save_program(judge, tmp_path / "x.json", {"task": "chat"})
 
 
 def _edit_manifest(path: Path, edit: Any) -> None:
@@ -433,7 +431,7 @@ def test_load_refuses_a_mismatched_manifest(gepa_run: Any, tmp_path: Path, edit:
     path = saved(gepa_run, tmp_path)
     _edit_manifest(path, edit)
     with pytest.raises(TaskError) as info:
-        tuning.load_program("chat", path)
+        methods.load_program("chat", path)
     assert message in str(info.value) and "re-run optimize.py" in str(info.value)
     assert "--program base" in str(info.value) and "\n" not in str(info.value)
 
@@ -441,12 +439,12 @@ def test_load_refuses_a_mismatched_manifest(gepa_run: Any, tmp_path: Path, edit:
 def test_load_refuses_other_tasks_and_missing_manifests(gepa_run: Any, tmp_path: Path) -> None:
     path = saved(gepa_run, tmp_path)
     with pytest.raises(TaskError, match="not 'reasoning'"):
-        tuning.load_program("reasoning", path)
+        methods.load_program("reasoning", path)
     manifest_path(path).unlink()
     with pytest.raises(CEJudgeError, match="has no manifest"):
-        tuning.load_program("chat", path)
+        methods.load_program("chat", path)
     with pytest.raises(CEJudgeError, match="does not exist"):
-        tuning.program_for_task("chat", tmp_path / "nope.json")
+        methods.program_for_task("chat", tmp_path / "nope.json")
 
 
 # --- CLI -------------------------------------------------------------------------------------------
@@ -464,8 +462,8 @@ def test_cli_estimates_optimizes_and_saves(
         calls.update(path=path, fields=fields, subsets=subsets)
         return items(12)
 
-    monkeypatch.setitem(sys.modules, "cejudge_dspy.data", types.SimpleNamespace(load_items=load_items))
-    monkeypatch.setattr("cejudge_dspy.backbones.make_lm", lambda spec, **kw: lm)
+    monkeypatch.setattr("cejudge_dspy.cli.optimize.load_items", load_items)
+    monkeypatch.setattr("cejudge_dspy.backbones.spec.make_lm", lambda spec, **kw: lm)
     out = tmp_path / "chat.json"
     rc = optimize_script.main(
         [
@@ -494,7 +492,7 @@ def test_cli_estimates_optimizes_and_saves(
         "subsets": ["Natural"],
     }
     assert "estimated ~" in text and "LM calls" in text and "saved" in text and "judge.predict" in text
-    assert judge_has_marker(tuning.load_program("chat", out))
+    assert judge_has_marker(methods.load_program("chat", out))
     manifest = read_manifest(out)
     assert manifest["fields"] == {"instruction": "prompt"} and manifest["subsets"] == ["Natural"]
     ids = manifest["split_ids"]

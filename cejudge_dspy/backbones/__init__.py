@@ -1,0 +1,25 @@
+"""Backbones: one `--lm` string becomes a `dspy.LM` (embedded llama.cpp, a GGUF file, an HTTP server, or the
+latency-simulating fake), made current with `use_backbone`. Programs never hold an LM."""
+
+from cejudge_dspy.backbones.simulated import SimulatedEngine, simulated_backbone
+from cejudge_dspy.backbones.spec import (
+    EXAMPLES,
+    cache_scope,
+    explain_backbone_error,
+    gguf_model_name,
+    make_lm,
+    preferred_adapter,
+    use_backbone,
+)
+
+__all__ = [
+    "EXAMPLES",
+    "SimulatedEngine",
+    "cache_scope",
+    "explain_backbone_error",
+    "gguf_model_name",
+    "make_lm",
+    "preferred_adapter",
+    "simulated_backbone",
+    "use_backbone",
+]

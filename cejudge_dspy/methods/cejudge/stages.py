@@ -1,0 +1,71 @@
+"""CE-Judge's stages: concepts, translation, the two checklist directions and the two judgments.
+
+Class names are what the stage does and appear in records (usage per stage, `error_stage`); the
+attribute names the judges give them key the saved program JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dspy
+
+from cejudge_dspy.methods.cejudge import signatures as sig
+from cejudge_dspy.methods.stages import Stage, clean_list
+
+
+class Concepts(Stage):
+    signature = sig.ExtractConcepts
+    max_concepts = 4
+
+    def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
+        concepts = clean_list(pred.concepts, "concepts")
+        # The method asks for 1-4; extra concepts from a verbose model are dropped, not failed.
+        pred.concepts = concepts[: self.max_concepts]
+        return pred
+
+
+class Translate(Stage):
+    signature = sig.TranslateToEnglish
+
+    def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
+        if not isinstance(pred.english, str) or not pred.english.strip():
+            raise ValueError("empty translation")
+        pred.english = pred.english.strip()
+        return pred
+
+
+class ChecklistFromResponse(Stage):
+    """Response-to-instruction direction: the translated response plus the instruction's concepts."""
+
+    signature = sig.ResponseToInstructionChecklist
+
+    def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
+        pred.checklist = clean_list(pred.checklist, "checklist")
+        return pred
+
+
+class ChecklistFromInstruction(ChecklistFromResponse):
+    """Instruction-to-response direction: the translated instruction plus the response's concepts."""
+
+    signature = sig.InstructionToResponseChecklist
+
+
+class ScoreJudgment(Stage):
+    signature = sig.PointwiseJudgment
+
+    def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
+        levels = inputs["scale"]
+        # DSPy shows numeric bounds but does not enforce them: a small model can answer 100.
+        if not isinstance(pred.score, int) or pred.score not in levels:
+            raise ValueError(f"score {pred.score!r} is not a level of the scale {min(levels)}-{max(levels)}")
+        return pred
+
+
+class VerdictJudgment(Stage):
+    signature = sig.PairwiseJudgment
+
+    def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
+        if pred.verdict not in ("A", "B"):
+            raise ValueError(f"verdict {pred.verdict!r} is neither A nor B")
+        return pred

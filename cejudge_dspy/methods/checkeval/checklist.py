@@ -1,0 +1,133 @@
+"""A CheckEval checklist as data: its questions, kept and dropped, and the file it is reviewed in.
+
+Built by `checklist_build.ChecklistBuilder`; answered by `checkeval.CheckEvalJudge`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from cejudge_dspy.errors import DataError, TaskError
+from cejudge_dspy.resources import folder
+from cejudge_dspy.tasks import TaskSpec, load_task
+
+Origin = Literal["seed", "diversified", "elaborated"]
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Question:
+    """One checklist question. `drop_reason` is a filter decision ("yes_means_worse", "off_dimension",
+    "duplicate") or "filter_failed" when the filter call failed and the question went unreviewed."""
+
+    text: str
+    dimension: str
+    subdimension: str
+    origin: Origin
+    kept: bool = True
+    drop_reason: str | None = None
+
+
+@dataclass
+class Checklist:
+    """The questions of one task declaration (name + version), kept and dropped, in declaration order."""
+
+    task: str
+    version: int
+    questions: list[Question]
+    augmented: bool = False
+    built_with: str = ""  # the LM that augmented and filtered, for the reviewer
+    failures: dict[str, str] = field(default_factory=dict)  # "dimension/sub-dimension stage" -> reason
+
+    @classmethod
+    def from_seeds(cls, task: str | TaskSpec) -> Checklist:
+        """The declared seeds only: what CheckEval judges with when no checklist was built."""
+        spec = load_task(task)
+        _require_dimensions(spec)
+        seeds = [
+            Question(t, d.name, s.name, "seed")
+            for d in spec.dimensions
+            for s in d.subdimensions
+            for t in s.seeds
+        ]
+        return cls(spec.name, spec.version, seeds)
+
+    def kept(self) -> list[Question]:
+        return [q for q in self.questions if q.kept]
+
+    def groups(self) -> list[tuple[str, str, list[str]]]:
+        """(dimension, sub-dimension, kept question texts): one judge call each, in declaration order."""
+        grouped: dict[tuple[str, str], list[str]] = {}
+        for q in self.kept():
+            grouped.setdefault((q.dimension, q.subdimension), []).append(q.text)
+        return [(dim, sub, texts) for (dim, sub), texts in grouped.items()]
+
+    def counts(self) -> dict[str, int]:
+        """Questions per origin that were kept, and dropped questions per reason: a review summary."""
+        out: dict[str, int] = {}
+        for q in self.questions:
+            key = f"kept:{q.origin}" if q.kept else f"dropped:{q.drop_reason}"
+            out[key] = out.get(key, 0) + 1
+        return out
+
+    def matches(self, spec: TaskSpec) -> None:
+        """Refuse a checklist built for another task or declaration version, or naming unknown parts."""
+        if (self.task, self.version) != (spec.name, spec.version):
+            raise TaskError(
+                f"checklist was built for task '{self.task}' version {self.version}, not '{spec.name}' "
+                f"version {spec.version}: rebuild it with `cejudge checklist build --task {spec.name}`"
+            )
+        declared = {(d.name, s.name) for d in spec.dimensions for s in d.subdimensions}
+        unknown = sorted({(q.dimension, q.subdimension) for q in self.questions} - declared)
+        if unknown:
+            raise TaskError(
+                f"checklist for '{spec.name}' names sub-dimensions the task does not declare ({unknown[0]}): "
+                f"rebuild it with `cejudge checklist build --task {spec.name}`"
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": FORMAT, **asdict(self)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Checklist:
+        data = {k: v for k, v in data.items() if k != "format"}
+        data["questions"] = [Question(**q) for q in data.get("questions", [])]
+        return cls(**data)
+
+    def save(self, path: str | Path | None = None) -> Path:
+        target = Path(path) if path else default_checklist_path(self.task)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        return target
+
+    @classmethod
+    def load(cls, task: str | TaskSpec, path: str | Path | None = None) -> Checklist:
+        """Read `path` (default `checklists/<task>.json`) and check it was built for this declaration."""
+        spec = load_task(task)
+        source = Path(path) if path else default_checklist_path(spec)
+        if not source.is_file():
+            raise DataError(
+                f"no checklist at {source}: build it with `cejudge checklist build --task {spec.name}`"
+            )
+        try:
+            checklist = cls.from_dict(json.loads(source.read_text(encoding="utf-8")))
+        except (ValueError, TypeError) as exc:
+            raise DataError(f"{source}: not a checklist file ({exc})") from None
+        checklist.matches(spec)
+        return checklist
+
+
+def default_checklist_path(task: str | TaskSpec) -> Path:
+    """`$CEJUDGE_CHECKLISTS/<task>.json`, else the repository's `checklists/<task>.json`."""
+    name = task.name if isinstance(task, TaskSpec) else task
+    return folder("checklists") / f"{name}.json"
+
+
+def _require_dimensions(spec: TaskSpec) -> None:
+    if not spec.dimensions:
+        raise TaskError(
+            f"task '{spec.name}' declares no [[dimensions]]; CheckEval needs dimensions with seeds"
+        )

@@ -1,0 +1,216 @@
+"""CheckEval: answer a task's yes/no checklist, one call per sub-dimension, and score the share of Yes.
+
+One item's journey:
+  checklist (built and reviewed once: see build.py; the declared seeds when none was built)
+  -> AnswerQuestions per sub-dimension                         (all at once)
+  -> parse each answer to yes / no / missing (missing is recorded and excluded, never guessed)
+  -> dimension score = Yes / answered within the dimension; score = Yes / answered over all questions
+`cejudge-checkeval` answers CE-Judge's generated checklist the same way. The stage attribute `answer`
+keys the saved program JSON: keep its name. The answering stage and scoring live in answers.py; the
+correlation and agreement reports over runs live in `cejudge_dspy.evaluation`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import dspy
+
+from cejudge_dspy.errors import TaskError
+from cejudge_dspy.items import require_text
+from cejudge_dspy.languages import normalize_language
+from cejudge_dspy.methods.cejudge.judges import CEJudgeProgram, translated_only
+from cejudge_dspy.methods.checkeval.answers import (
+    Answer,
+    AnswerQuestions,
+    Outcome,
+    YesNo,
+    _ask,
+    _details,
+    _scores,
+    _unanswered,
+    parse_answer,
+    share_of_yes,
+)
+from cejudge_dspy.methods.checkeval.checklist import Checklist, default_checklist_path
+from cejudge_dspy.methods.checkeval.stages import subdimension_inputs
+from cejudge_dspy.methods.stages import StageFailure
+from cejudge_dspy.results import JudgeResult, unparsed
+from cejudge_dspy.sync import run_sync
+from cejudge_dspy.tasks import TaskSpec, load_task
+from cejudge_dspy.translate.translators import Translator
+from cejudge_dspy.usage import Usage, collecting
+
+__all__ = [
+    "Answer",
+    "AnswerQuestions",
+    "CEJudgeCheckEval",
+    "CheckEvalJudge",
+    "Outcome",
+    "YesNo",
+    "parse_answer",
+    "resolve_checklist",
+    "share_of_yes",
+]
+
+
+class CheckEvalJudge(dspy.Module):
+    """Score one response by the share of Yes on the task's checklist, per dimension and overall.
+
+    `checklist` is a built (and reviewed) `Checklist`; without one the declared seed questions are used
+    (the method's seed-only setting), which `details["checklist"]["augmented"] = False` records.
+    """
+
+    def __init__(self, task: str | TaskSpec = "summeval", checklist: Checklist | None = None) -> None:
+        super().__init__()
+        self.spec = load_task(task)
+        if self.spec.mode != "pointwise":
+            raise TaskError(f"task '{self.spec.name}' is {self.spec.mode}; CheckEval judges pointwise tasks")
+        self.checklist = checklist if checklist is not None else Checklist.from_seeds(self.spec)
+        self.checklist.matches(self.spec)
+        self.answer = Answer()
+
+    async def aforward(
+        self, instruction: str, response: str, language: str = "en", response_language: str | None = None
+    ) -> dspy.Prediction:
+        instruction, response = require_text(instruction, "instruction"), require_text(response, "response")
+        normalize_language(language)
+        groups = self.checklist.groups()
+        usage = Usage()
+        with collecting(usage):
+            outcomes = await asyncio.gather(
+                *(_ask(self.answer, self._inputs(d, s, qs, instruction, response)) for d, s, qs in groups)
+            )
+        details = _details(groups, outcomes)
+        details["checklist"] = {
+            "augmented": self.checklist.augmented,
+            "built_with": self.checklist.built_with,
+        }
+        score, dims = _scores(details["answers"], "dimension")
+        if score is None:
+            return unparsed(
+                "pointwise", "Answer", _unanswered(details), method="checkeval", usage=usage, details=details
+            ).to_prediction()
+        return JudgeResult(
+            mode="pointwise",
+            status="ok",
+            method="checkeval",
+            score=score,
+            dimension_scores=dims,
+            usage=usage,
+            details=details,
+        ).to_prediction()
+
+    def _inputs(
+        self, dim: str, sub: str, questions: list[str], instruction: str, response: str
+    ) -> dict[str, Any]:
+        dimension = next(d for d in self.spec.dimensions if d.name == dim)
+        subdimension = next(s for s in dimension.subdimensions if s.name == sub)
+        return {
+            **subdimension_inputs(self.spec, dimension, subdimension),
+            "instruction": instruction,
+            "response": response,
+            "questions": questions,
+        }
+
+    def forward(self, **kwargs: Any) -> dspy.Prediction:
+        return run_sync(self.aforward(**kwargs))
+
+
+# The two CE-Judge checklist directions, presented to AnswerQuestions as sub-dimensions of the criteria.
+_DIRECTIONS = {
+    "response_to_instruction": "Questions raised by the response itself: its content, claims and choices.",
+    "instruction_to_response": "Questions about how the response meets what the instruction requires.",
+}
+
+
+class CEJudgeCheckEval(CEJudgeProgram):
+    """Hybrid: CE-Judge's concepts, translations and checklists, answered yes/no; score = share of Yes.
+
+    Reuses the CE-Judge stages (`concepts`, `translate`, `checklist_r2i`, `checklist_i2r`) and replaces the
+    scored judgment with `answer`, one call per checklist direction. CE-Judge questions are written not to
+    prejudge quality, but unlike CheckEval's filtered checklist a "yes" is not guaranteed to mean better.
+    """
+
+    mode = "pointwise"
+
+    def __init__(self, task: str | TaskSpec = "literary", translator: str | Translator = "llm") -> None:
+        super().__init__(task, translator)
+        self.answer = Answer()
+
+    async def aforward(
+        self, instruction: str, response: str, language: str = "en", response_language: str | None = None
+    ) -> dspy.Prediction:
+        instruction, response = require_text(instruction, "instruction"), require_text(response, "response")
+        language = normalize_language(language)
+        response_language = normalize_language(response_language) if response_language else language
+        usage = Usage()
+        found: dict[str, Any] = {"usage": usage, "method": "cejudge-checkeval"}
+        with collecting(usage):
+            try:
+                seen = await self._understand(instruction, response, language, response_language)
+            except StageFailure as failure:
+                return unparsed(
+                    "pointwise", failure.stage, failure.reason, failure.raw, **found
+                ).to_prediction()
+            found["concepts"] = {"instruction": seen.instruction_concepts, "response": seen.concepts}
+            found["translations"] = translated_only(
+                instruction=(instruction, seen.instruction_english), response=(response, seen.english)
+            )
+            parts = seen.checklist_parts
+            found["checklist_parts"] = {"response": parts}
+            found["checklists"] = {"response": seen.checklist}
+            groups = [("criteria", d, parts[d]) for d in _DIRECTIONS]
+            # The checklist questions stand for the task's criteria; each direction is one sub-dimension call.
+            base = dict(
+                task=self.spec.task,
+                dimension="criteria",
+                dimension_definition=self.spec.criteria,
+                instruction=instruction,
+                response=response,
+            )
+            outcomes = await asyncio.gather(
+                *(
+                    _ask(
+                        self.answer,
+                        {
+                            **base,
+                            "subdimension": d,
+                            "subdimension_definition": _DIRECTIONS[d],
+                            "questions": qs,
+                        },
+                    )
+                    for _, d, qs in groups
+                )
+            )
+        details = _details(groups, outcomes)
+        score, details["direction_scores"] = _scores(details["answers"], "subdimension")
+        if score is None:
+            return unparsed(
+                "pointwise", "Answer", _unanswered(details), details=details, **found
+            ).to_prediction()
+        return JudgeResult(
+            mode="pointwise", status="ok", score=score, details=details, **found
+        ).to_prediction()
+
+
+def resolve_checklist(spec: TaskSpec, checklist: Checklist | str | Path | None) -> Checklist:
+    """A Checklist as given, loaded from a path, the task's default file when it exists, else the seeds."""
+    if isinstance(checklist, Checklist):
+        return checklist
+    if checklist is not None:
+        return Checklist.load(spec, checklist)
+    path = default_checklist_path(spec)
+    return Checklist.load(spec, path) if path.is_file() else Checklist.from_seeds(spec)
+
+
+def checkeval_program(
+    spec: TaskSpec, checklist: Checklist | str | Path | None = None, **_: Any
+) -> dspy.Module:
+    return CheckEvalJudge(spec, checklist=resolve_checklist(spec, checklist))
+
+
+def cejudge_checkeval_program(spec: TaskSpec, translator: str = "llm", **_: Any) -> dspy.Module:
+    return CEJudgeCheckEval(spec, translator=translator)

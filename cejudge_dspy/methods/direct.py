@@ -1,0 +1,157 @@
+"""The direct baseline: one judgment call on the same backbone, no concepts, translations or checklists.
+
+It shows what checklist engineering buys: `cejudge evaluate --method direct` beside `--method cejudge`.
+Pairwise still judges both orders, so the comparison isolates the checklist, not the order handling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Literal
+
+import dspy
+
+from cejudge_dspy.languages import normalize_language
+from cejudge_dspy.methods.cejudge.judges import require_text
+from cejudge_dspy.methods.cejudge.stages import ScoreJudgment, VerdictJudgment
+from cejudge_dspy.methods.stages import StageFailure, judge_order
+from cejudge_dspy.results import JudgeResult, OrderResult, reconcile, unparsed
+from cejudge_dspy.sync import run_sync
+from cejudge_dspy.tasks import TaskSpec, load_task
+from cejudge_dspy.usage import Usage, collecting
+
+
+class DirectScore(dspy.Signature):
+    """Judge one response against the instruction and give it a score on the task's scale.
+
+    The instruction and response are given in their original languages; judge them as written. Write concise
+    feedback that weighs the strengths and weaknesses against the criteria, then give the single score whose
+    level description fits the response best."""
+
+    task: str = dspy.InputField(desc="What is being judged and in what role, as declared by the task.")
+    criteria: str = dspy.InputField(desc="What a good response does, as declared by the task.")
+    scale: dict[int, str] = dspy.InputField(desc="Every score level with its description.")
+    instruction: str = dspy.InputField(desc="The instruction or source text.")
+    response: str = dspy.InputField(desc="The response to judge.")
+    feedback: str = dspy.OutputField(desc="Concise feedback that justifies the score.")
+    score: int = dspy.OutputField(desc="One integer level from the scale.")
+
+
+class DirectVerdict(dspy.Signature):
+    """Decide which of two responses better follows the instruction.
+
+    The instruction and both responses are given in their original languages; judge them as written. Write
+    concise feedback comparing the two against the criteria, then name the better response: A or B. The order
+    in which the responses appear says nothing about their quality."""
+
+    task: str = dspy.InputField(desc="What is being judged and in what role, as declared by the task.")
+    criteria: str = dspy.InputField(desc="What a good response does, as declared by the task.")
+    instruction: str = dspy.InputField(desc="The instruction.")
+    response_a: str = dspy.InputField(desc="Response A.")
+    response_b: str = dspy.InputField(desc="Response B.")
+    feedback: str = dspy.OutputField(desc="Concise comparative feedback that justifies the verdict.")
+    verdict: Literal["A", "B"] = dspy.OutputField(desc="The better response: A or B.")
+
+
+class _DirectScoreStage(ScoreJudgment):
+    signature = DirectScore
+
+
+class _DirectVerdictStage(VerdictJudgment):
+    signature = DirectVerdict
+
+
+class DirectPointwiseJudge(dspy.Module):
+    def __init__(self, task: str | TaskSpec = "literary") -> None:
+        super().__init__()
+        self.spec = load_task(task)
+        self.judge = _DirectScoreStage()
+
+    async def aforward(
+        self, instruction: str, response: str, language: str = "en", response_language: str | None = None
+    ) -> dspy.Prediction:
+        instruction, response = require_text(instruction, "instruction"), require_text(response, "response")
+        normalize_language(language)
+        usage = Usage()
+        with collecting(usage):
+            try:
+                pred = await self.judge.acall(
+                    task=self.spec.task,
+                    criteria=self.spec.criteria,
+                    scale=self.spec.scale,
+                    instruction=instruction,
+                    response=response,
+                )
+            except StageFailure as failure:
+                return unparsed(
+                    "pointwise", failure.stage, failure.reason, method="direct", usage=usage
+                ).to_prediction()
+        return JudgeResult(
+            mode="pointwise",
+            status="ok",
+            method="direct",
+            score=pred.score,
+            feedback=pred.feedback,
+            usage=usage,
+        ).to_prediction()
+
+    def forward(self, **kwargs: Any) -> dspy.Prediction:
+        return run_sync(self.aforward(**kwargs))
+
+
+class DirectPairwiseJudge(dspy.Module):
+    def __init__(self, task: str | TaskSpec = "chat", orders: Literal["both", "single"] = "both") -> None:
+        super().__init__()
+        self.spec = load_task(task)
+        self.orders = orders
+        self.judge = _DirectVerdictStage()
+
+    async def aforward(
+        self, instruction: str, response_a: str, response_b: str, language: str = "en"
+    ) -> dspy.Prediction:
+        instruction = require_text(instruction, "instruction")
+        a, b = require_text(response_a, "response_a"), require_text(response_b, "response_b")
+        normalize_language(language)
+        usage = Usage()
+        plan = [("AB", a, b)] + ([("BA", b, a)] if self.orders == "both" else [])
+        with collecting(usage):
+            orders = list(await asyncio.gather(*(self._one(instruction, *p) for p in plan)))
+        verdict, consistent = reconcile(orders)
+        if verdict is None:
+            failed = next(o for o in orders if o.verdict is None)
+            return unparsed(
+                "pairwise", failed.order, str(failed.error), method="direct", orders=orders, usage=usage
+            ).to_prediction()
+        return JudgeResult(
+            mode="pairwise",
+            status="ok",
+            method="direct",
+            verdict=verdict,
+            consistent=consistent,
+            feedback=orders[0].feedback,
+            orders=orders,
+            usage=usage,
+        ).to_prediction()
+
+    async def _one(
+        self, instruction: str, order: Literal["AB", "BA"], first: str, second: str
+    ) -> OrderResult:
+        return await judge_order(
+            self.judge,
+            order,
+            task=self.spec.task,
+            criteria=self.spec.criteria,
+            instruction=instruction,
+            response_a=first,
+            response_b=second,
+        )
+
+    def forward(self, **kwargs: Any) -> dspy.Prediction:
+        return run_sync(self.aforward(**kwargs))
+
+
+def direct_program(spec: TaskSpec, orders: Literal["both", "single"] = "both", **_: Any) -> dspy.Module:
+    """The `direct` method: one judgment call per order, no concepts, translation or checklists."""
+    if spec.mode == "pairwise":
+        return DirectPairwiseJudge(spec, orders=orders)
+    return DirectPointwiseJudge(spec)

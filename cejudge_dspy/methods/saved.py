@@ -1,0 +1,195 @@
+"""Saved (optimized) programs: `optimized/NAME.json` (DSPy state) plus `optimized/NAME.manifest.json`.
+
+DSPy's saved state carries instructions and field descriptions but no field names or types, and it
+restores descriptions by position: a state saved for another task, an older declaration or a changed
+signature would load silently and wrongly. The manifest records what the state was saved for, and
+`load_program` refuses a state whose task, declaration version or stage fields differ.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, TypeVar, get_args
+
+import dspy
+
+from cejudge_dspy.errors import CEJudgeError, TaskError
+from cejudge_dspy.resources import folder
+from cejudge_dspy.tasks import TaskSpec, load_task
+
+FORMAT = "cejudge-optimized/1"
+FIX = "re-run optimize.py for this task or use --program base"
+M = TypeVar("M", bound=dspy.Module)
+
+
+def optimized_dir() -> Path:
+    """Where optimized programs live: `$CEJUDGE_OPTIMIZED`, else the repository's `optimized/`."""
+    return folder("optimized")
+
+
+def default_path(task: str | TaskSpec) -> Path:
+    return optimized_dir() / f"{load_task(task).name}.json"
+
+
+def manifest_path(path: str | Path) -> Path:
+    path = Path(path)
+    return path.with_name(path.stem + ".manifest.json")
+
+
+def type_name(annotation: Any) -> str:
+    """`str`, `list[str]`, `Literal['A', 'B']`: stable text for comparing field types."""
+    if isinstance(annotation, type) and not get_args(annotation):
+        return annotation.__name__
+    return str(annotation).replace("typing.", "")
+
+
+def stage_fields(program: dspy.Module) -> list[dict[str, Any]]:
+    """Per predictor, in order: its attribute path and its input/output field names and types."""
+    stages = []
+    for name, pred in program.named_predictors():
+        sig = pred.signature
+        stages.append(
+            {
+                "name": name,
+                "signature": sig.__name__,
+                "inputs": [[k, type_name(f.annotation)] for k, f in sig.input_fields.items()],
+                "outputs": [[k, type_name(f.annotation)] for k, f in sig.output_fields.items()],
+            }
+        )
+    return stages
+
+
+def save_program(program: dspy.Module, path: str | Path, manifest: dict[str, Any]) -> Path:
+    """Write the program's DSPy state to `path` and its manifest beside it; returns the manifest path.
+
+    An LM bound to a predictor (SIMBA binds sampling LMs to candidates) is stripped from a copy: the
+    judge's LM is chosen at run time, and an engine LM cannot be serialised anyway.
+    """
+    path = Path(path)
+    missing = [k for k in ("task", "task_version") if k not in manifest]
+    if missing:
+        raise CEJudgeError(f"a manifest needs {missing}; build it with OptimizeReport.manifest(...)")
+    if path.suffix != ".json":
+        raise CEJudgeError(f"optimized programs are saved as .json, got '{path}'; use --out NAME.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    clean = program.deepcopy()
+    stripped = [name for name, pred in clean.named_predictors() if pred.lm is not None]
+    for _, pred in clean.named_predictors():
+        pred.lm = None
+    tmp = path.with_name(path.stem + ".tmp.json")
+    clean.save(str(tmp))
+    state = json.loads(tmp.read_text(encoding="utf-8"))
+    bound = [key for key, value in state.items() if isinstance(value, dict) and value.get("lm")]
+    if bound:  # cannot happen after stripping; refuse rather than ship credentials or model paths
+        tmp.unlink()
+        raise CEJudgeError(f"refusing to save {path}: predictors {bound} still carry an LM")
+    os.replace(tmp, path)
+    full = {
+        "format": FORMAT,
+        **manifest,
+        "stages": stage_fields(clean),
+        "dspy_version": dspy.__version__,
+        "stripped_lms": stripped,
+    }
+    full.setdefault("created", datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    target = manifest_path(path)
+    tmp_manifest = target.with_name(target.name + ".tmp")
+    tmp_manifest.write_text(json.dumps(full, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp_manifest, target)
+    return target
+
+
+def read_manifest(path: str | Path) -> dict[str, Any]:
+    target = manifest_path(path)
+    if not Path(path).exists():
+        raise CEJudgeError(f"optimized program '{path}' does not exist; {FIX}")
+    if not target.exists():
+        raise CEJudgeError(f"'{path}' has no manifest ({target.name}), so it cannot be checked; {FIX}")
+    try:
+        data = json.loads(target.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise CEJudgeError(f"manifest {target} is unreadable ({exc}); {FIX}") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise CEJudgeError(f"manifest {target} is not a {FORMAT} manifest; {FIX}")
+    return data
+
+
+def check_manifest(manifest: dict[str, Any], spec: TaskSpec, program: dspy.Module, where: str) -> None:
+    """Raise TaskError naming the first difference between the saved program and the current one."""
+    if manifest.get("task") != spec.name:
+        raise TaskError(f"{where} was optimized for task '{manifest.get('task')}', not '{spec.name}'; {FIX}")
+    if manifest.get("task_version") != spec.version:
+        raise TaskError(
+            f"{where} was optimized for declaration version {manifest.get('task_version')} of "
+            f"'{spec.name}', which is now version {spec.version}; {FIX}"
+        )
+    saved = {s["name"]: s for s in manifest.get("stages", [])}
+    current = stage_fields(program)
+    names_now = [s["name"] for s in current]
+    if list(saved) != names_now:
+        raise TaskError(f"{where} has stages {list(saved)} but the program has {names_now}; {FIX}")
+    for stage in current:
+        for kind in ("inputs", "outputs"):
+            before = [tuple(f) for f in saved[stage["name"]][kind]]
+            now = [tuple(f) for f in stage[kind]]
+            if before != now:
+                diff = next(
+                    (
+                        f"{b[0]}: {b[1]} -> {n[0]}: {n[1]}"
+                        for b, n in zip(before, now, strict=False)
+                        if b != n
+                    ),
+                    f"{len(before)} -> {len(now)} fields",
+                )
+                raise TaskError(f"{where}: stage {stage['name']} {kind} changed ({diff}); {FIX}")
+
+
+def load_into(program: M, task: str | TaskSpec, path: str | Path) -> M:
+    """Load a checked state into an already built program (in place) and return it."""
+    spec = load_task(task)
+    check_manifest(read_manifest(path), spec, program, str(path))
+    state = json.loads(Path(path).read_text(encoding="utf-8"))
+    if any(isinstance(v, dict) and v.get("lm") for v in state.values()):
+        raise CEJudgeError(f"{path} carries a bound LM; refusing to load it. {FIX}")
+    program.load(str(path))
+    return program
+
+
+def resolve(task: str | TaskSpec, program: str | Path = "auto") -> Path | None:
+    """The state file `program` names: None for the base program ("base", or "auto" with none saved)."""
+    if str(program) == "base":
+        return None
+    if str(program) == "auto":
+        path = default_path(task)
+        return path if path.exists() else None
+    return Path(program)
+
+
+def program_identity(task: str | TaskSpec, program: str | Path = "auto") -> str:
+    """What `program` resolves to now, for run records: "base", or the state file with a short content hash.
+
+    "auto" alone is not an identity: it means the base program until a tuned one is saved, so a run
+    started before tuning must not resume with the tuned program (the runner compares this string).
+    """
+    path = resolve(task, program)
+    if path is None:
+        return "base"
+    if not path.exists():
+        raise CEJudgeError(f"program file '{path}' does not exist; use --program auto|base|PATH.json")
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    # Location-free for the tuned programs folder, so a moved checkout still resumes its runs.
+    shown = (
+        f"optimized/{path.name}" if path.resolve().parent == optimized_dir().resolve() else path.as_posix()
+    )
+    return f"{shown}@{digest}"
+
+
+def for_task(cls: type[M], task: str | TaskSpec, program: str | Path = "auto", **options: Any) -> M:
+    """`cls(task, **options)` with the program `program` resolves to loaded (see `program_for_task`)."""
+    judge = cls(task, **options)  # type: ignore[call-arg]
+    path = resolve(task, program)
+    return judge if path is None else load_into(judge, task, path)

@@ -1,0 +1,120 @@
+"""The stage machinery every method shares: one typed signature per stage, plus the output checks
+DSPy's types cannot express.
+
+A stage call either returns a checked `dspy.Prediction` or raises `StageFailure` with the reason;
+the judges turn a failure into an explicit unparsed outcome. A malformed output is retried once
+through the other adapter (ChatAdapter already falls back to JSONAdapter on a parse error, so a
+parse error under ChatAdapter is final; a failed check, or a failure under any other adapter, gets
+one more try through the other one).
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import nullcontext
+from typing import Any, Literal
+
+import dspy
+from dspy.utils.exceptions import AdapterParseError
+
+from cejudge_dspy.results import OrderResult, swap_verdict
+from cejudge_dspy.usage import record_call
+
+
+class StageFailure(Exception):
+    """A stage's output could not be parsed or failed its check, after the retry."""
+
+    def __init__(self, stage: str, reason: str, raw: str | None = None) -> None:
+        super().__init__(f"{stage}: {reason}")
+        self.stage = stage
+        self.reason = reason
+        self.raw = raw
+
+
+class Stage(dspy.Module):
+    """A `dspy.Predict` over one signature with an output check and one retry through another adapter."""
+
+    signature: type[dspy.Signature]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.predict = dspy.Predict(self.signature)
+
+    def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
+        """Validate and normalise `pred`; raise ValueError with a reason to reject it."""
+        return pred
+
+    async def aforward(self, **inputs: Any) -> dspy.Prediction:
+        name = type(self).__name__
+        current = dspy.settings.adapter or dspy.ChatAdapter()
+        attempts: list[dspy.Adapter | None] = [None, _other_adapter(current)]
+        reason, raw = "no attempt made", None
+        for attempt, adapter in enumerate(attempts):
+            pred = None
+            try:
+                with dspy.context(adapter=adapter) if adapter else nullcontext():
+                    pred = await record_call(name, self.predict.acall(**inputs))
+                return self.check(pred, inputs)
+            except AdapterParseError as exc:
+                reason, raw = f"unparseable output ({_first_line(exc)})", exc.lm_response
+                # ChatAdapter with its JSON fallback has already tried a second adapter.
+                if attempt == 0 and _falls_back_to_json(current):
+                    break
+            except ValueError as exc:
+                reason = f"invalid output ({exc})"
+                raw = json.dumps(pred.toDict(), ensure_ascii=False, default=str) if pred is not None else None
+        raise StageFailure(name, reason, raw)
+
+    def forward(self, **inputs: Any) -> dspy.Prediction:
+        from cejudge_dspy.sync import run_sync
+
+        return run_sync(self.aforward(**inputs))
+
+
+def clean_list(value: Any, field: str) -> list[str]:
+    if not isinstance(value, list):
+        raise ValueError(f"{field} is not a list")
+    items = [str(v).strip() for v in value if str(v).strip()]
+    if not items:
+        raise ValueError(f"{field} is empty")
+    return items
+
+
+def _other_adapter(current: dspy.Adapter) -> dspy.Adapter:
+    if isinstance(current, dspy.JSONAdapter):
+        return dspy.ChatAdapter(use_json_adapter_fallback=False)
+    return dspy.JSONAdapter()
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else type(exc).__name__
+
+
+def _falls_back_to_json(adapter: dspy.Adapter) -> bool:
+    # JSONAdapter subclasses ChatAdapter, so test it first.
+    if isinstance(adapter, dspy.JSONAdapter):
+        return False
+    return isinstance(adapter, dspy.ChatAdapter) and bool(
+        getattr(adapter, "use_json_adapter_fallback", False)
+    )
+
+
+async def judge_order(stage: Stage, order: Literal["AB", "BA"], **shown: Any) -> OrderResult:
+    """One presentation order of a pairwise judgment: call the verdict stage on the texts as shown
+    (`response_a` first) and map its verdict back to the item's own positions. A failure is recorded
+    in the OrderResult, never raised, so the other order still runs."""
+    try:
+        pred = await stage.acall(**shown)
+    except StageFailure as failure:
+        return OrderResult(
+            order=order, verdict=None, shown_verdict=None, error=failure.reason, raw=failure.raw
+        )
+    mapped = pred.verdict if order == "AB" else swap_verdict(pred.verdict)
+    return OrderResult(
+        order=order,
+        verdict=mapped,
+        shown_verdict=pred.verdict,
+        answers=list(getattr(pred, "answers", None) or []),
+        feedback=pred.feedback,
+    )
