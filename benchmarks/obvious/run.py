@@ -140,7 +140,10 @@ def pairwise_figures(rows: Sequence[dict[str, Any]], wall_seconds: float | None 
     both_right = sum(r["ab"] is not None and r["ab"] == r["ba"] == r["label"] for r in rows)
     both_given = [r for r in rows if r["ab"] is not None and r["ba"] is not None]
     shown = [s for r in rows for s in r["shown"] if s is not None]
-    single_order = not any("BA" in r["orders"] for r in rows)  # `--orders single`: no swapped order
+    # `--orders single`: some item ran the first order and none the swapped one. Items without any order
+    # (every stage before the verdict failed) leave both orders' figures defined, at "not right".
+    ran = {o for r in rows for o in r["orders"]}
+    single_order = "AB" in ran and "BA" not in ran
     return {
         "n": n,
         "accuracy_ab": ratio(right_ab, n),

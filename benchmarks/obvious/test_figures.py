@@ -76,6 +76,13 @@ def test_single_order_leaves_the_swapped_figures_undefined():
     assert f["share_shown_a"]["value"] == 1.0
 
 
+def test_items_without_any_order_are_not_right_in_either_order():
+    f = run.pairwise_figures([pair_row("A", None, None, None, [], status="unparsed")])
+    assert f["accuracy_ab"] == f["accuracy_ba"] == {"value": 0.0, "k": 0, "n": 1}
+    assert f["position_consistency"] == {"value": None, "k": 0, "n": 0}
+    assert f["share_shown_a"]["value"] is None
+
+
 def test_breakdown_groups_and_sorts():
     rep = run.report("pairwise", PAIRS)
     assert list(rep["by_language"]) == ["de", "en"]
