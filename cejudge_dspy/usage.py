@@ -42,7 +42,8 @@ class Usage:
             self.by_stage[stage] = self.by_stage.get(stage, 0) + n
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # Stages finish in whatever order concurrency gives; sorted, the same work writes the same record.
+        return asdict(self) | {"by_stage": dict(sorted(self.by_stage.items()))}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Usage:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from cejudge_dspy.cli.app import main
 from cejudge_dspy.cli.display import dimension_tables, summary_table
-from cejudge_dspy.cli.main import main
 from cejudge_dspy.evaluation.runner import Record
 from cejudge_dspy.evaluation.summary import summarize
 from cejudge_dspy.results import JudgeResult

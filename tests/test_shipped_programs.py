@@ -10,7 +10,7 @@ from conftest import REPO_OPTIMIZED
 from fakes import fake_lm
 
 from cejudge_dspy.backbones import spec as backbones
-from cejudge_dspy.cli.main import main
+from cejudge_dspy.cli.app import main
 from cejudge_dspy.methods import (
     load_program,
     manifest_path,

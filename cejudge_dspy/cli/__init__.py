@@ -1,5 +1,5 @@
 """`cejudge`: the command line. The only layer that builds backbones from flags and prints with rich."""
 
-from cejudge_dspy.cli.main import main
+from cejudge_dspy.cli.app import main
 
 __all__ = ["main"]

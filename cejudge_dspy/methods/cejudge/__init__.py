@@ -1,12 +1,7 @@
 """CE-Judge: concepts and translation -> two checklists per response -> judgment on the original texts."""
 
-from cejudge_dspy.methods.cejudge.judges import (
-    CEJudgeProgram,
-    PairwiseJudge,
-    PointwiseJudge,
-    cejudge_program,
-    translated_only,
-)
+from cejudge_dspy.methods.cejudge.judges import PairwiseJudge, PointwiseJudge, cejudge_program
+from cejudge_dspy.methods.cejudge.program import CEJudgeProgram
 from cejudge_dspy.methods.cejudge.stages import (
     ChecklistFromInstruction,
     ChecklistFromResponse,
@@ -15,6 +10,7 @@ from cejudge_dspy.methods.cejudge.stages import (
     Translate,
     VerdictJudgment,
 )
+from cejudge_dspy.methods.cejudge.understanding import Understanding, findings, translated_only
 
 __all__ = [
     "CEJudgeProgram",
@@ -25,7 +21,9 @@ __all__ = [
     "PointwiseJudge",
     "ScoreJudgment",
     "Translate",
+    "Understanding",
     "VerdictJudgment",
     "cejudge_program",
+    "findings",
     "translated_only",
 ]

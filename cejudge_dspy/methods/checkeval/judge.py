@@ -21,7 +21,7 @@ import dspy
 from cejudge_dspy.errors import TaskError
 from cejudge_dspy.items import require_text
 from cejudge_dspy.languages import normalize_language
-from cejudge_dspy.methods.cejudge.judges import CEJudgeProgram, translated_only
+from cejudge_dspy.methods.cejudge import CEJudgeProgram, findings
 from cejudge_dspy.methods.checkeval.answers import (
     Answer,
     AnswerQuestions,
@@ -155,13 +155,8 @@ class CEJudgeCheckEval(CEJudgeProgram):
                 return unparsed(
                     "pointwise", failure.stage, failure.reason, failure.raw, **found
                 ).to_prediction()
-            found["concepts"] = {"instruction": seen.instruction_concepts, "response": seen.concepts}
-            found["translations"] = translated_only(
-                instruction=(instruction, seen.instruction_english), response=(response, seen.english)
-            )
+            found |= findings(usage, response=seen)
             parts = seen.checklist_parts
-            found["checklist_parts"] = {"response": parts}
-            found["checklists"] = {"response": seen.checklist}
             groups = [("criteria", d, parts[d]) for d in _DIRECTIONS]
             # The checklist questions stand for the task's criteria; each direction is one sub-dimension call.
             base = dict(

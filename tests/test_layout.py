@@ -1,0 +1,181 @@
+"""The package's architecture as tests: no private names across subpackages, one road to a backbone for
+tuning and judging, and a built wheel that carries its tasks and runs outside the checkout."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+import dspy
+import pytest
+from fakes import fake_lm
+
+from cejudge_dspy.backbones import spec as backbones
+from cejudge_dspy.cli import main
+from cejudge_dspy.errors import CEJudgeError
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "cejudge_dspy"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _owner(module: str) -> str:
+    """The innermost package a module belongs to (a package's __init__ belongs to itself)."""
+    path = ROOT.joinpath(*module.split("."))
+    return module if path.is_dir() else module.rpartition(".")[0]
+
+
+def _private_imports() -> list[str]:
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        importer = _module_name(path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or not (node.module or "").startswith("cejudge_dspy"):
+                continue
+            assert node.level == 0, f"{importer}: relative import"
+            target = node.module or ""
+            if any(p.startswith("_") for p in target.split(".")):
+                found.append(f"{importer} imports the private module {target}")
+            for alias in node.names:
+                private = alias.name.startswith("_") and not alias.name.startswith("__")
+                if private and _owner(target) != _owner(importer):
+                    found.append(f"{importer} imports {target}.{alias.name}")
+    return found
+
+
+def test_no_module_imports_a_private_name_from_another_package() -> None:
+    assert _private_imports() == []
+
+
+def test_the_private_name_check_can_fail(tmp_path: Path) -> None:
+    # The owner rule the check relies on: a module's package, a package's own __init__.
+    assert _owner("cejudge_dspy.methods.checkeval.judge") == "cejudge_dspy.methods.checkeval"
+    assert _owner("cejudge_dspy.methods") == "cejudge_dspy.methods"
+    assert _owner("cejudge_dspy.errors") == "cejudge_dspy"
+
+
+def test_tuning_and_judging_a_local_model_use_the_same_adapter(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    data = tmp_path / "pairs.jsonl"
+    rows = [
+        {
+            "id": f"p{n}",
+            "prompt": f"q{n}",
+            "response_a": "a",
+            "response_b": "b",
+            "label": "A",
+            "language": "en",
+        }
+        for n in range(6)
+    ]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    lm, _ = fake_lm()
+    monkeypatch.setattr(backbones, "make_lm", lambda spec, **kw: lm)
+    seen: dict[str, Any] = {}
+
+    class Stop(CEJudgeError):
+        pass
+
+    def judging_program(args: Any, task: str) -> Any:
+        def run(**_: Any) -> Any:
+            seen["judge"] = dspy.settings.adapter
+            raise Stop("stop after reading the adapter")
+
+        return run
+
+    def tuning(*_: Any, **__: Any) -> Any:
+        seen["optimize"] = dspy.settings.adapter
+        raise Stop("stop after reading the adapter")
+
+    monkeypatch.setattr("cejudge_dspy.cli.app.build", judging_program)
+    monkeypatch.setattr("cejudge_dspy.cli.optimize.optimize", tuning)
+    judge = ["judge", "--task", "chat", "--instruction", "q", "--response-a", "a", "--response-b", "b"]
+    assert main([*judge, "--lm", "embedded"]) == 2
+    tune = ["optimize", "--task", "chat", "--data", str(data), "--train", "2"]
+    assert main([*tune, "--dev", "1", "--budget", "4", "--lm", "embedded", "--yes"]) == 2
+    assert type(seen["judge"]) is type(seen["optimize"]) is dspy.JSONAdapter
+    # An HTTP backbone keeps DSPy's default adapter on both roads.
+    seen.clear()
+    assert main([*judge, "--lm", "openai/x", "--api-base", "http://127.0.0.1:9/v1"]) == 2
+    assert main([*tune, "--dev", "1", "--budget", "4", "--lm", "openai/x", "--yes"]) == 2
+    assert seen["judge"] is None and seen["optimize"] is None
+    capsys.readouterr()
+
+
+def _wheel(tmp: Path) -> Path:
+    # Build from a copy: setuptools writes build/ and *.egg-info beside the sources it builds.
+    source, out = tmp / "source", tmp / "dist"
+    for name in ("pyproject.toml", "README.md", "cejudge_dspy", "programs", "optimized", "checklists"):
+        if (ROOT / name).is_dir():
+            shutil.copytree(
+                ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.gepa")
+            )
+        else:
+            source.mkdir(exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
+    cmd = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(source)]
+    subprocess.run(cmd, check=True, capture_output=True, timeout=600)
+    return next(out.glob("cejudge_dspy-*.whl"))
+
+
+def test_the_built_wheel_ships_tasks_and_judges_outside_the_checkout(tmp_path: Path) -> None:
+    wheel = _wheel(tmp_path)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    # The dependencies come from this environment's site-packages (no index needed); a path listed in a
+    # .pth file is not scanned for .pth files itself, so this environment's editable install stays out.
+    Path(site, "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    pip = [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)]
+    subprocess.run(pip, check=True, timeout=300)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CEJUDGE_") and k != "PYTHONPATH"}
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(venv / "bin" / "cejudge"), *args],
+            cwd=outside,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    where = subprocess.run(
+        [str(python), "-c", "import cejudge_dspy, sys; print(cejudge_dspy.__file__)"],
+        cwd=outside,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert where.startswith(site), where
+    tasks = run("tasks")
+    assert tasks.returncode == 0, tasks.stderr
+    for name in ("chat", "literary", "reasoning", "summeval", "topical_chat"):
+        assert name in tasks.stdout
+    args = ["--task", "chat", "--instruction", "q", "--response-a", "a", "--response-b", "b", "--json"]
+    judged = run("judge", *args, "--lm", "simulated:0")
+    assert judged.returncode in (0, 1), judged.stderr
+    assert json.loads(judged.stdout)["mode"] == "pairwise"
+    # The tuned program shipped in the wheel is found and named.
+    assert "program: optimized/chat.json@" in judged.stderr
