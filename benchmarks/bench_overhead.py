@@ -33,7 +33,10 @@ from synthetic import pairwise_items  # noqa: E402
 from cejudge_dspy.backbones.simulated import answer, render, simulated_backbone, stage_of  # noqa: E402
 from cejudge_dspy.methods.cejudge import signatures as sig  # noqa: E402
 from cejudge_dspy.methods.cejudge.judges import PairwiseJudge  # noqa: E402
-from cejudge_dspy.methods.stages import Concepts, VerdictJudgment  # noqa: E402
+from cejudge_dspy.methods.cejudge.stages import (
+    Concepts,  # noqa: E402
+    VerdictJudgment,  # noqa: E402
+)
 from cejudge_dspy.tasks import load_task  # noqa: E402
 
 

@@ -25,7 +25,13 @@ from dspy.clients.cache import Cache
 
 from cejudge_dspy.backbones import embedded
 from cejudge_dspy.backbones import spec as backbones
-from cejudge_dspy.backbones.embedded import AsyncLlamaCppEngine, LlamaCppEngine, chat_kwargs, resolve_gguf
+from cejudge_dspy.backbones.embedded import resolve_gguf
+from cejudge_dspy.backbones.llama_engine import (
+    AsyncLlamaCppEngine,
+    LlamaCppEngine,
+    chat_kwargs,
+    llama_response_format,
+)
 from cejudge_dspy.backbones.spec import cache_scope, explain_backbone_error, gguf_model_name, make_lm
 from cejudge_dspy.errors import BackboneError
 
@@ -301,7 +307,7 @@ def test_chat_adapter_sends_no_response_format(fake_lm: dspy.LM, monkeypatch: py
     ],
 )  # fmt: skip
 def test_response_format_translation(given: dict[str, Any], expected: dict[str, Any] | None) -> None:
-    assert embedded.llama_response_format(given) == expected
+    assert llama_response_format(given) == expected
 
 
 def test_request_translation_and_refusals() -> None:

@@ -17,14 +17,13 @@ import requests
 from deep_translator import exceptions as dt_errors
 
 from cejudge_dspy.errors import InputError, TranslationError
+from cejudge_dspy.translate.google import GOOGLE_CHAR_LIMIT, split_text
 from cejudge_dspy.translate.translators import (
-    GOOGLE_CHAR_LIMIT,
     GoogleTranslator,
     LLMTranslator,
     NoTranslator,
     Translator,
     make_translator,
-    split_text,
     translate_many,
 )
 

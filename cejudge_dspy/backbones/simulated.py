@@ -9,7 +9,7 @@ follow the inputs (a translation is as long as its source) so token counts are r
 
 Spec (`--lm`): `simulated` (defaults), `simulated:MS` (a flat MS per call, tokens cost nothing), or
 `simulated:base=MS,prompt=MS,output=MS,slots=N` (per call, per prompt token, per output token).
-The answers themselves are written by simulated_answers.py (re-exported here).
+The answers themselves are written by simulated_answers.py.
 """
 
 from __future__ import annotations
@@ -29,21 +29,6 @@ from dspy.lm15 import Message, Response, TextPart, Usage
 
 from cejudge_dspy.backbones.simulated_answers import _FIELD, answer, render, stage_of
 from cejudge_dspy.errors import BackboneError
-
-__all__ = [
-    "MODEL",
-    "AsyncSimulatedEngine",
-    "CallLog",
-    "SimulatedEngine",
-    "answer",
-    "current_tag",
-    "parse_spec",
-    "render",
-    "simulated_backbone",
-    "simulated_lm",
-    "stage_of",
-    "tagged",
-]
 
 MODEL = "simulated/ce-judge"
 # The item a call works for, set by whoever issues it (see `tagged`); the call log keeps it so a

@@ -30,13 +30,9 @@ from typing import Any
 
 import dspy
 
-from cejudge_dspy.backbones.embedded import (
-    AsyncLlamaCppEngine,
-    LlamaCppEngine,
-    StatusHook,
-    check_gguf,
-    resolve_gguf,
-)
+from cejudge_dspy.backbones.embedded import resolve_gguf
+from cejudge_dspy.backbones.gguf import StatusHook, check_gguf
+from cejudge_dspy.backbones.llama_engine import AsyncLlamaCppEngine, LlamaCppEngine
 from cejudge_dspy.errors import BackboneError
 
 EXAMPLES = (

@@ -38,24 +38,15 @@ from cejudge_dspy.data.mapping import (
     _mapping,
     _read,
 )
-from cejudge_dspy.data.rows import PAIRWISE_LABELS, _Loader, _pair_from_name, parse_label
+from cejudge_dspy.data.rows import _Loader, _pair_from_name
 from cejudge_dspy.data.sampling import stratified_sample
 from cejudge_dspy.data.sources import FORMATS, _sources
 from cejudge_dspy.errors import InputError
 from cejudge_dspy.items import Item
 from cejudge_dspy.tasks import TaskSpec
 
-# The pieces live in data_sources.py (reading), data_mapping.py (columns -> fields), data_rows.py (rows ->
-# items) and sampling.py; what callers used from here before the split is re-exported.
-__all__ = [
-    "FORMATS",
-    "PAIRWISE_LABELS",
-    "TEXT_FIELDS",
-    "load_items",
-    "parse_label",
-    "stratified_sample",
-    "task_summary",
-]
+# The pieces live in sources.py (reading), mapping.py (columns -> fields), rows.py (rows -> items) and
+# sampling.py; the package's __init__ is what other packages import.
 
 
 def load_items(

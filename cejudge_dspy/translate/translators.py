@@ -5,7 +5,7 @@ calls Google Translate through deep-translator (needs the network), ``llm`` wrap
 DSPy translation stage (works offline; the default). English is never sent to any translator.
 Results are cached per (translator, language, text), and a request already in flight is awaited
 rather than repeated, so a judge can translate the same instruction for many responses for free.
-The cache lives in translate_cache.py and ``google`` in google_translate.py; both are re-exported here.
+The cache lives in cache.py and ``google`` in google.py.
 """
 
 from __future__ import annotations
@@ -20,26 +20,8 @@ from cejudge_dspy.errors import CEJudgeError, InputError, TranslationError
 from cejudge_dspy.languages import language_name
 from cejudge_dspy.translate.cache import _CachedTranslator, _one_line
 from cejudge_dspy.translate.google import (
-    GOOGLE_CHAR_LIMIT,
     GoogleTranslator,
-    default_cache_file,
-    google_code,
-    split_text,
 )
-
-__all__ = [
-    "GOOGLE_CHAR_LIMIT",
-    "GoogleTranslator",
-    "LLMTranslator",
-    "NoTranslator",
-    "Stage",
-    "Translator",
-    "default_cache_file",
-    "google_code",
-    "make_translator",
-    "split_text",
-    "translate_many",
-]
 
 Stage = Callable[[str, str], Awaitable[str]]
 

@@ -7,7 +7,7 @@
 
 Seeds are human-written, so they are always kept; the filter only judges generated questions. Stage
 attributes of `ChecklistBuilder` (`diversify`, `elaborate`, `filter`) key its saved state. The stages
-live in checklist_stages.py, the `Checklist` data in checklist.py; both are re-exported here.
+live in stages.py, the `Checklist` data in checklist.py.
 """
 
 from __future__ import annotations
@@ -18,44 +18,19 @@ from typing import Any
 import dspy
 
 from cejudge_dspy.methods.checkeval.checklist import (
-    FORMAT,
     Checklist,
-    Origin,
     Question,
     _require_dimensions,
-    default_checklist_path,
 )
 from cejudge_dspy.methods.checkeval.stages import (
-    DECISIONS,
     Diversify,
-    DiversifyQuestions,
     Elaborate,
-    ElaborateQuestions,
     Filter,
-    FilterQuestions,
     subdimension_inputs,
 )
 from cejudge_dspy.methods.stages import Stage, StageFailure
 from cejudge_dspy.sync import run_sync
 from cejudge_dspy.tasks import Dimension, SubDimension, TaskSpec, load_task
-
-__all__ = [
-    "DECISIONS",
-    "FORMAT",
-    "Checklist",
-    "ChecklistBuilder",
-    "Diversify",
-    "DiversifyQuestions",
-    "Elaborate",
-    "ElaborateQuestions",
-    "Filter",
-    "FilterQuestions",
-    "Origin",
-    "Question",
-    "abuild_checklist",
-    "build_checklist",
-    "default_checklist_path",
-]
 
 
 class ChecklistBuilder(dspy.Module):

@@ -24,15 +24,10 @@ from cejudge_dspy.languages import normalize_language
 from cejudge_dspy.methods.cejudge import CEJudgeProgram, findings
 from cejudge_dspy.methods.checkeval.answers import (
     Answer,
-    AnswerQuestions,
-    Outcome,
-    YesNo,
     _ask,
     _details,
     _scores,
     _unanswered,
-    parse_answer,
-    share_of_yes,
 )
 from cejudge_dspy.methods.checkeval.checklist import Checklist, default_checklist_path
 from cejudge_dspy.methods.checkeval.stages import subdimension_inputs
@@ -42,18 +37,6 @@ from cejudge_dspy.sync import run_sync
 from cejudge_dspy.tasks import TaskSpec, load_task
 from cejudge_dspy.translate.translators import Translator
 from cejudge_dspy.usage import Usage, collecting
-
-__all__ = [
-    "Answer",
-    "AnswerQuestions",
-    "CEJudgeCheckEval",
-    "CheckEvalJudge",
-    "Outcome",
-    "YesNo",
-    "parse_answer",
-    "resolve_checklist",
-    "share_of_yes",
-]
 
 
 class CheckEvalJudge(dspy.Module):
