@@ -4,7 +4,8 @@ LitEval repeats a source across several translations and MM-Eval repeats prompts
 concepts and translation are the same for all of them. `SharedWork` keeps one in-flight future per
 key, so concurrent requests for the same text wait for one LM call instead of issuing their own.
 The key includes the stage's current instructions and the LM in use, so a tuned program or another
-backbone never receives a stale answer.
+backbone never receives a stale answer. Finished results are kept in a bounded LRU memo: shared work is
+the instruction side (a few texts reused by many items), so a long run must not keep every response's.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import dspy
+from cachetools import LRUCache
 
 from cejudge_dspy.usage import note_reused
 
@@ -25,10 +27,10 @@ T = TypeVar("T")
 class SharedWork:
     """A per-program memo of stage results keyed by (stage, its prompt, LM, inputs)."""
 
-    def __init__(self) -> None:
+    def __init__(self, maxsize: int = 4096) -> None:
         # Finished results outlive event loops (`forward` runs each call on a fresh loop);
         # in-flight futures belong to the loop that created them.
-        self._done: dict[str, Any] = {}
+        self._done: LRUCache[str, Any] = LRUCache(maxsize=maxsize)
         self._inflight: dict[str, asyncio.Future[Any]] = {}
         self.hits = 0
         self.misses = 0
@@ -74,7 +76,11 @@ class SharedWork:
 
     @staticmethod
     def key(stage: str, module: dspy.Module, inputs: dict[str, Any]) -> str:
-        prompts = [(p.signature.instructions, len(p.demos)) for _, p in module.named_predictors()]
+        # A stage has one predictor; `named_predictors()` walks every attribute (DSPy's call history
+        # included), which made each call slower as a run grew.
+        own = getattr(module, "predict", None)
+        predictors = [own] if isinstance(own, dspy.Predict) else [p for _, p in module.named_predictors()]
+        prompts = [(p.signature.instructions, len(p.demos)) for p in predictors]
         lm = dspy.settings.lm
         lm_id = f"{getattr(lm, 'model', None)}@{id(lm)}"
         blob = json.dumps([stage, prompts, lm_id, inputs], sort_keys=True, default=str, ensure_ascii=False)
