@@ -1,0 +1,7 @@
+"""`python -m cejudge_dspy.cli`: the same as the `cejudge` command."""
+
+import sys
+
+from cejudge_dspy.cli.app import main
+
+sys.exit(main())
