@@ -16,7 +16,7 @@ function el(tag, attrs, ...children) {
     else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
     else node.setAttribute(k, v === true ? "" : v);
   }
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c === null || c === undefined || c === false) continue;
     node.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
@@ -194,6 +194,7 @@ function haystack(run, row) {
 // ---------- item detail ----------
 function closeDrawer() {
   document.getElementById("drawer").hidden = true;
+  document.body.classList.remove("drawer-open");
   document.querySelectorAll("#items tr.selected").forEach((tr) => tr.classList.remove("selected"));
 }
 
@@ -207,6 +208,7 @@ function openItem(run, id, tr) {
   const body = document.getElementById("drawer-body");
   body.replaceChildren(...itemDetail(run, item, rec, res, row));
   document.getElementById("drawer").hidden = false;
+  document.body.classList.add("drawer-open");
   body.scrollTop = 0;
 }
 
