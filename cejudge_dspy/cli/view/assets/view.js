@@ -241,7 +241,10 @@ function itemDetail(run, item, rec, res, row) {
   if (rec.status === "error") problems.push(["error", rec.error, null]);
   if (res.error) problems.push([`unparsed at stage ${res.error_stage || "?"}`, res.error, (res.details || {}).raw]);
   for (const o of res.orders || []) if (o.error || o.raw) problems.push([`order ${o.order}`, o.error, o.raw]);
-  for (const [k, v] of Object.entries((res.details || {}).failures || {})) problems.push([`failed: ${k}`, v, null]);
+  // CheckEval: one box per distinct failure reason, naming the question groups that hit it.
+  const byReason = new Map();
+  for (const [group, reason] of Object.entries((res.details || {}).failures || {})) byReason.set(reason, [...(byReason.get(reason) || []), group]);
+  for (const [reason, groups] of byReason) problems.push([`${groups.length} question group(s) failed: ${groups.join(", ")}`, reason, null]);
   for (const [title, reason, raw] of problems)
     out.push(el("div", { class: "problem" }, el("strong", { text: title }), el("div", { text: reason || "" }), raw ? el("pre", { text: raw }) : null));
 
