@@ -197,7 +197,13 @@ def answer_matrix_chart(matrix: Mapping[str, Any]) -> str | None:
                 title="answer",
             ),
         )
-        .properties(width=cell * len(items), height=14 * len(questions), title=title)
+        # vl-convert measures labels in its own font; the browser's may be wider: room on both sides.
+        .properties(
+            width=cell * len(items),
+            height=14 * len(questions),
+            title=title,
+            padding={"left": 60, "right": 30},
+        )
     )
     return _svg(chart)
 
