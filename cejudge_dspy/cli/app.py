@@ -14,6 +14,7 @@ from typing import Any
 from cejudge_dspy.cli import checkeval as cli_checkeval
 from cejudge_dspy.cli import evaluate as cli_eval
 from cejudge_dspy.cli import optimize as cli_optimize
+from cejudge_dspy.cli import view as cli_view
 from cejudge_dspy.cli.common import (
     add_backbone_args,
     add_program_args,
@@ -106,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_eval.add_parsers(sub)
     cli_checkeval.add_parsers(sub)
     cli_optimize.add_parsers(sub)
+    cli_view.add_parsers(sub)
     return parser
 
 
