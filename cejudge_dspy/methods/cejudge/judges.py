@@ -34,7 +34,7 @@ from cejudge_dspy.results import JudgeResult, OrderResult, reconcile, unparsed
 from cejudge_dspy.sync import run_sync
 from cejudge_dspy.tasks import TaskSpec, load_task
 from cejudge_dspy.translate.translators import Translator, make_translator
-from cejudge_dspy.usage import Usage, collecting
+from cejudge_dspy.usage import Usage, about, collecting
 
 
 @dataclass(frozen=True)
@@ -107,25 +107,47 @@ class CEJudgeProgram(dspy.Module):
         )
         return pred.english
 
+    def _calls_to_understand(self, language: str, response_language: str) -> int:
+        """LM calls `_understand` asks for: concepts and English of both texts, and two checklists
+        (a request served by shared work is subtracted as it happens; see `usage.note_reused`)."""
+        llm_translates = self.translator is None
+        translations = sum(llm_translates and not is_english(lang) for lang in (language, response_language))
+        return 2 + translations + 2
+
     async def _understand(
-        self, instruction: str, response: str, language: str, response_language: str
+        self, instruction: str, response: str, language: str, response_language: str, which: str
     ) -> Understanding:
         """Concepts of the original texts and their English, then the response's two checklists.
 
-        Shared work makes the instruction's half run once however many responses ask for it.
+        Shared work makes the instruction's half run once however many responses ask for it. `which`
+        names the response in progress messages.
         """
         ic, it, rc, rt = await asyncio.gather(
-            self._concepts(instruction, "instruction"),
-            self._english(instruction, language),
-            self._concepts(response, "response"),
-            self._english(response, response_language),
+            about("instruction", self._concepts(instruction, "instruction")),
+            about("instruction", self._english(instruction, language)),
+            about(which, self._concepts(response, "response")),
+            about(which, self._english(response, response_language)),
         )
         r2i, i2r = await asyncio.gather(
-            self._shared(
-                "checklist_r2i", self.checklist_r2i, task=self.spec.task, instruction_concepts=ic, response=rt
+            about(
+                which,
+                self._shared(
+                    "checklist_r2i",
+                    self.checklist_r2i,
+                    task=self.spec.task,
+                    instruction_concepts=ic,
+                    response=rt,
+                ),
             ),
-            self._shared(
-                "checklist_i2r", self.checklist_i2r, task=self.spec.task, instruction=it, response_concepts=rc
+            about(
+                which,
+                self._shared(
+                    "checklist_i2r",
+                    self.checklist_i2r,
+                    task=self.spec.task,
+                    instruction=it,
+                    response_concepts=rc,
+                ),
             ),
         )
         return Understanding(ic, it, rc, rt, r2i.checklist, i2r.checklist)
@@ -152,9 +174,10 @@ class PointwiseJudge(CEJudgeProgram):
         response_language = normalize_language(response_language) if response_language else language
         usage = Usage()
         found: dict[str, Any] = {"usage": usage}
-        with collecting(usage):
+        expected = self._calls_to_understand(language, response_language) + 1
+        with collecting(usage, expected_calls=expected):
             try:
-                seen = await self._understand(instruction, response, language, response_language)
+                seen = await self._understand(instruction, response, language, response_language, "response")
                 found["concepts"] = {"instruction": seen.instruction_concepts, "response": seen.concepts}
                 found["translations"] = translated_only(
                     instruction=(instruction, seen.instruction_english), response=(response, seen.english)
@@ -209,12 +232,14 @@ class PairwiseJudge(CEJudgeProgram):
         language = normalize_language(language)
         usage = Usage()
         found: dict[str, Any] = {"usage": usage}
-        with collecting(usage):
+        # Both responses ask for the instruction's concepts and English; the second request is shared.
+        expected = 2 * self._calls_to_understand(language, language) + (2 if self.orders == "both" else 1)
+        with collecting(usage, expected_calls=expected):
             try:
                 # Each response's checklists start as soon as its own concepts and translation are in.
                 seen_a, seen_b = await asyncio.gather(
-                    self._understand(instruction, a, language, language),
-                    self._understand(instruction, b, language, language),
+                    self._understand(instruction, a, language, language, "A"),
+                    self._understand(instruction, b, language, language, "B"),
                 )
             except StageFailure as failure:
                 return unparsed(
@@ -268,17 +293,25 @@ class PairwiseJudge(CEJudgeProgram):
         checklist_first: list[str],
         checklist_second: list[str],
     ) -> OrderResult:
-        return await judge_order(
-            self.judge,
-            order,
-            task=self.spec.task,
-            criteria=self.spec.criteria,
-            instruction=instruction,
-            response_a=first,
-            response_b=second,
-            checklist_a=checklist_first,
-            checklist_b=checklist_second,
+        return await about(
+            shown_first(order),
+            judge_order(
+                self.judge,
+                order,
+                task=self.spec.task,
+                criteria=self.spec.criteria,
+                instruction=instruction,
+                response_a=first,
+                response_b=second,
+                checklist_a=checklist_first,
+                checklist_b=checklist_second,
+            ),
         )
+
+
+def shown_first(order: Literal["AB", "BA"]) -> str:
+    """What a presentation order is called in progress messages: `A shown first`, `B shown first`."""
+    return f"{order[0]} shown first"
 
 
 def translated_only(**pairs: tuple[str, str]) -> dict[str, str]:
