@@ -71,7 +71,7 @@ def _run_judge(args: argparse.Namespace) -> int:
         if args.json:
             out.print_json(json.dumps({"id": item.id, **result.to_dict()}, ensure_ascii=False))
         else:
-            out.print(verdict_panel(result, spec, item.id if len(items) > 1 else None))
+            out.print(verdict_panel(result, spec, item.id if len(items) > 1 else None, item))
     return 0 if all(r.ok for _, r in results) else 1
 
 
