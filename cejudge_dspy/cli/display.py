@@ -50,6 +50,11 @@ def verdict_panel(
     feedback_from = " (A shown first)" if result.mode == "pairwise" and len(result.orders) > 1 else ""
     parts += [Text(f"Feedback{feedback_from}", style="bold"), Text(result.feedback or "(none)")]
     matched, unmatched = match_answers(result.answers, result.checklists)
+    if matched:
+        parts += [
+            Text(""),
+            Text(f"→ marks the judge's answer to the question above it{feedback_from}", style="dim"),
+        ]
     for name, checklist in result.checklists.items():
         parts += [
             Text(""),
@@ -71,9 +76,6 @@ def verdict_panel(
             style="dim",
         ),
     ]
-    if matched:
-        legend = f"→ the judge's answer to the question above it{feedback_from}"
-        parts.insert(-2, Text(legend, style="dim"))
     border = "yellow" if result.consistent is False else "green"
     return Panel(Group(*parts), title=title, border_style=border)
 
