@@ -20,6 +20,8 @@ _EXPORTS = {
     "available_tasks": "tasks",
     "load_items": "data",
     "CEJudgeError": "errors",
+    "on_progress": "usage",
+    "StageProgress": "usage",
 }
 
 

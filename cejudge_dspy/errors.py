@@ -18,9 +18,9 @@ class InputError(CEJudgeError, ValueError):
     """An item or argument is malformed; the message names the item and the field."""
 
     def __init__(self, message: str, *, item: str | None = None, field: str | None = None) -> None:
-        where = ", ".join(
-            p for p in (f"item {item}" if item else "", f"field '{field}'" if field else "") if p
-        )
+        # A command-line flag names itself ("--response-a: is missing"); a data field is quoted.
+        named = (field if field.startswith("-") else f"field '{field}'") if field else ""
+        where = ", ".join(p for p in (f"item {item}" if item else "", named) if p)
         super().__init__(f"{where}: {message}" if where else message)
         self.item = item
         self.field = field

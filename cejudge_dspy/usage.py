@@ -1,24 +1,34 @@
-"""LM accounting for one judgment: calls issued, cache hits, reused stage results and tokens.
+"""LM accounting for one judgment: calls issued, cache hits, reused stage results and tokens; and its
+progress, reported to a caller's callback and logged at INFO as each stage call starts and finishes.
 
 Stages run concurrently inside asyncio tasks, so the accumulator travels in a context variable
 (tasks copy the context at creation; the object itself is shared and mutated in place). LM calls
 are counted by a DSPy callback, which also sees calls served from DSPy's cache; tokens come from
 DSPy's usage tracker, which reports nothing for a cached call, and that difference is the cache count.
+
+Progress: a judge announces how many LM calls an item should take (`collecting(usage, expected_calls=N)`),
+each stage call reports a start and a finish, and a result shared with earlier work (`note_reused`)
+lowers the expectation, so the count reaches the total when the judgment ends. `on_progress(callback)`
+routes these `StageProgress` events to the caller; `working_on("A")` names what the calls inside it are
+about (the instruction, a response, a presentation order).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Iterator
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import dspy
 from dspy.utils.callback import BaseCallback
 from dspy.utils.usage_tracker import track_usage
 
 T = TypeVar("T")
+logger = logging.getLogger("cejudge_dspy.progress")
 
 
 @dataclass
@@ -50,7 +60,104 @@ class Usage:
         return cls(**data)
 
 
+@dataclass(frozen=True)
+class StageProgress:
+    """One step of one item's judgment, as a progress callback receives it.
+
+    `stage` is the stage class (`ChecklistFromResponse`), `label` what it does in words (`checklist
+    response→instruction`), `which` what it works on (`instruction`, `A`, `B`, `A shown first`, a
+    CheckEval sub-dimension) or None. `calls_done` counts the item's LM calls finished so far (cache hits
+    and retries included); `calls_expected` is the judge's estimate, never below `calls_done`.
+    `running` describes the stage calls in flight after this event, oldest first.
+    """
+
+    event: Literal["start", "done"]
+    stage: str
+    label: str
+    which: str | None
+    calls_done: int
+    calls_expected: int
+    elapsed: float
+    running: tuple[str, ...] = ()
+
+    @property
+    def step(self) -> str:
+        """`checklist response→instruction (B)`: the stage in words and what it works on."""
+        return f"{self.label} ({self.which})" if self.which else self.label
+
+    def describe(self) -> str:
+        """`checklist response→instruction (B) · 6/10 calls · 1:12`."""
+        return f"{self.step} · {self.calls_done}/{self.calls_expected} calls · {clock(self.elapsed)}"
+
+
+ProgressCallback = Callable[[StageProgress], None]
+
+
+def clock(seconds: float) -> str:
+    """Minutes and seconds, `1:12` (hours when needed, `1:02:03`)."""
+    s = int(seconds)
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+class _Tracker:
+    """One item's progress: calls finished, calls expected, stage calls in flight."""
+
+    def __init__(self, expected: int, callback: ProgressCallback | None) -> None:
+        self.expected = expected
+        self.done = 0
+        self.callback = callback
+        self.started = time.monotonic()
+        self.running: list[tuple[int, str]] = []
+        self._next = 0
+
+    def start(self, stage: str, label: str, which: str | None) -> int:
+        self._next += 1
+        step = f"{label} ({which})" if which else label
+        self.running.append((self._next, step))
+        self.emit("start", stage, label, which)
+        return self._next
+
+    def finish(self, key: int, calls: int, stage: str, label: str, which: str | None) -> None:
+        self.running = [r for r in self.running if r[0] != key]
+        self.done += calls
+        self.emit("done", stage, label, which)
+
+    def reused(self) -> None:
+        self.expected = max(self.expected - 1, self.done)
+
+    def emit(self, event: Literal["start", "done"], stage: str, label: str, which: str | None) -> None:
+        self.expected = max(self.expected, self.done)
+        info = StageProgress(
+            event,
+            stage,
+            label,
+            which,
+            self.done,
+            self.expected,
+            time.monotonic() - self.started,
+            tuple(step for _, step in self.running),
+        )
+        if event == "done":
+            logger.info(
+                "%s done · %d/%d calls · %s",
+                info.step,
+                info.calls_done,
+                info.calls_expected,
+                clock(info.elapsed),
+            )
+        else:
+            logger.debug("%s started", info.step)
+        if self.callback is not None:
+            try:
+                self.callback(info)
+            except Exception:  # a display bug must not lose a judgment
+                logger.warning("progress callback failed; the judgment goes on", exc_info=True)
+
+
 _current: ContextVar[Usage | None] = ContextVar("cejudge_usage", default=None)
+_tracker: ContextVar[_Tracker | None] = ContextVar("cejudge_progress", default=None)
+_callback: ContextVar[ProgressCallback | None] = ContextVar("cejudge_progress_callback", default=None)
+_subject: ContextVar[str | None] = ContextVar("cejudge_progress_subject", default=None)
 
 
 class _CallCounter(BaseCallback):
@@ -62,12 +169,48 @@ class _CallCounter(BaseCallback):
 
 
 @contextmanager
-def collecting(usage: Usage) -> Iterator[Usage]:
-    """Route the accounting of every stage call in this context (and its tasks) into `usage`."""
+def on_progress(callback: ProgressCallback) -> Iterator[None]:
+    """Call `callback(StageProgress)` as each stage call of the judgments in this block starts and ends:
+
+    with use_backbone("embedded"), on_progress(lambda p: print(p.describe())):
+        judge(instruction=..., response_a=..., response_b=...)
+    """
+    token = _callback.set(callback)
+    try:
+        yield
+    finally:
+        _callback.reset(token)
+
+
+@contextmanager
+def working_on(which: str | None) -> Iterator[None]:
+    """Name what the stage calls in this block (and the tasks it starts) work on, for progress messages.
+
+    Set it inside the coroutine that owns the work: `asyncio.gather` copies the context when it wraps
+    each coroutine, so a value set around the gather call is seen by every one of them."""
+    token = _subject.set(which)
+    try:
+        yield
+    finally:
+        _subject.reset(token)
+
+
+async def about(which: str | None, call: Awaitable[T]) -> T:
+    """`await call` with its stage calls labelled `which` (see `working_on`); for use inside gather."""
+    with working_on(which):
+        return await call
+
+
+@contextmanager
+def collecting(usage: Usage, expected_calls: int = 0) -> Iterator[Usage]:
+    """Route the accounting of every stage call in this context (and its tasks) into `usage`, and report
+    progress against `expected_calls` (the LM calls one item takes when no stage result is reused)."""
     token = _current.set(usage)
+    progress = _tracker.set(_Tracker(expected_calls, _callback.get()))
     try:
         yield usage
     finally:
+        _tracker.reset(progress)
         _current.reset(token)
 
 
@@ -75,16 +218,24 @@ def note_reused(stage: str) -> None:
     usage = _current.get()
     if usage is not None:
         usage.reused += 1
+    tracker = _tracker.get()
+    if tracker is not None:
+        tracker.reused()
 
 
-async def record_call(stage: str, call: Awaitable[T]) -> T:
-    """Await one stage's predictor call and add its LM calls and tokens to the current Usage."""
+async def record_call(stage: str, call: Awaitable[T], label: str | None = None) -> T:
+    """Await one stage's predictor call, add its LM calls and tokens to the current Usage, and report
+    its start and finish to the current progress callback (`label`: the stage in words)."""
     counter = _CallCounter()
     callbacks = [*(dspy.settings.callbacks or []), counter]
+    progress, which, label = _tracker.get(), _subject.get(), label or stage
+    key = progress.start(stage, label, which) if progress is not None else 0
     try:
         with dspy.context(callbacks=callbacks), track_usage() as tracker:
             return await call
     finally:
+        if progress is not None:
+            progress.finish(key, counter.calls, stage, label, which)
         usage = _current.get()
         if usage is not None:
             entries = [e for per_lm in tracker.usage_data.values() for e in per_lm]

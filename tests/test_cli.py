@@ -69,14 +69,27 @@ def test_judge_pointwise_panel_and_file_input(
     assert "Score: 5" in out and "Checklist (response)" in out
 
 
+def test_errors_name_the_flag_on_the_command_line_and_the_key_in_a_file(
+    fake_backbone: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["judge", "--task", "chat", "--instruction", "q", "--response", "r"]) == 2
+    assert "--response: task 'chat' is pairwise: give --response-a and --response-b instead" in error_line(
+        capsys
+    )
+    items = tmp_path / "items.jsonl"
+    items.write_text(json.dumps({"id": "x1", "instruction": "q", "response_a": "a"}) + "\n")
+    assert main(["judge", "--task", "chat", "--file", str(items)]) == 2
+    assert "item x1, field 'response_b': is missing" in error_line(capsys)
+
+
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
         (
             ["--task", "chat", "--instruction", "", "--response-a", "a", "--response-b", "b"],
-            "field 'instruction': is empty",
+            "--instruction: is empty",
         ),
-        (["--task", "chat", "--instruction", "q", "--response-a", "a"], "field 'response_b': is missing"),
+        (["--task", "chat", "--instruction", "q", "--response-a", "a"], "--response-b: is missing"),
         (
             ["--task", "caht", "--instruction", "q", "--response-a", "a", "--response-b", "b"],
             "unknown task 'caht': did you mean 'chat'?",
@@ -98,7 +111,7 @@ def test_judge_pointwise_panel_and_file_input(
         ),
         (
             ["--task", "literary", "--instruction", "q", "--response-a", "a", "--response-b", "b"],
-            "is pointwise: give one response",
+            "--response-a: task 'literary' is pointwise: give one --response",
         ),
     ],
 )

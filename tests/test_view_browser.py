@@ -21,7 +21,7 @@ import pytest
 import view_runs
 from view_runs import chat_run, checkeval_run, literary_run
 
-from cejudge_dspy.cli.main import main
+from cejudge_dspy.cli.app import main
 
 CHROMIUM = os.environ.get("CEJUDGE_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 TIMEOUT_MS = 20_000

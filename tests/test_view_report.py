@@ -13,7 +13,7 @@ import pytest
 import view_runs
 from view_runs import chat_run, checkeval_run, literary_run
 
-from cejudge_dspy.cli.main import main
+from cejudge_dspy.cli.app import main
 from cejudge_dspy.evaluation.report import (
     answer_matrix,
     confusion,

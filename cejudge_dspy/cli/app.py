@@ -8,6 +8,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -48,23 +49,30 @@ def _judge_parser(sub: Any) -> None:
 def _run_judge(args: argparse.Namespace) -> int:
     from cejudge_dspy.cli.display import console, verdict_panel
     from cejudge_dspy.cli.judge_input import items_from_args
+    from cejudge_dspy.cli.progress import JudgeDisplay, live
     from cejudge_dspy.tasks import load_task
+    from cejudge_dspy.usage import clock, on_progress
 
     spec = load_task(args.task or ("chat" if args.response_a or args.response_b else "literary"))
     items = items_from_args(args, spec)
     out, err = console(), console(stderr=True)
     announce_program(err, program_label(args, spec.name))
-    with err.status("Preparing the judge…") as status, backbone(args, status):
+    # One live line while waiting: the stage in flight, the item's LM calls done of expected, its clock.
+    display = JudgeDisplay(err, len(items))
+    with live(err, display, transient=True), backbone(args, display), on_progress(display.on_stage):
         program = build(args, spec.name)
         results = []
         for n, item in enumerate(items, 1):
-            status.update(f"Judging item {n}/{len(items)} on {args.lm}…")
+            display.start_item(n)
+            started = time.monotonic()
             results.append((item, program(**item.inputs()).result))
+            which = f"item {n}/{len(items)} judged" if len(items) > 1 else "judged"
+            err.print(f"[dim]{which} in {clock(time.monotonic() - started)}[/]")
     for item, result in results:
         if args.json:
             out.print_json(json.dumps({"id": item.id, **result.to_dict()}, ensure_ascii=False))
         else:
-            out.print(verdict_panel(result, spec, item.id if len(items) > 1 else None))
+            out.print(verdict_panel(result, spec, item.id if len(items) > 1 else None, item))
     return 0 if all(r.ok for _, r in results) else 1
 
 

@@ -3,6 +3,7 @@ CLI) that imports rich; everything it shows comes from JudgeResult, summaries an
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,30 +29,44 @@ def _bullets(items: Sequence[str]) -> Text:
     return Text("\n".join(f"• {q}" for q in items) or "(none)")
 
 
-def verdict_panel(result: JudgeResult, spec: TaskSpec, item_id: str | None = None) -> Panel:
-    """One judged item: verdict or score, consistency, feedback, and the checklists it used."""
+def verdict_panel(
+    result: JudgeResult, spec: TaskSpec, item_id: str | None = None, item: Item | None = None
+) -> Panel:
+    """One judged item in plain words: who won (or the score and what its level means), what each
+    presentation order said about the original responses, the feedback, each checklist with the
+    judge's answers under the questions they answer, and the LM work it took."""
     title = f"{spec.name} · {result.method}" + (f" · {item_id}" if item_id else "")
     if not result.ok:
-        body = Text(f"UNPARSED at {result.error_stage}: {result.error}", style="bold red")
+        body = Text.assemble(
+            ("Unparsed: no verdict or score. ", "bold red"),
+            f"The {result.error_stage} stage's output could not be read ({result.error}). "
+            "An unparsed result is counted as such in runs, never graded.",
+        )
         return Panel(body, title=title, border_style="red")
     if result.mode == "pairwise":
-        head = Text(f"Verdict: {result.verdict}", style="bold green" if result.consistent else "bold yellow")
-        if result.consistent is False:
-            head.append(
-                "  (orders disagree: " + ", ".join(f"{o.order}→{o.verdict}" for o in result.orders) + ")"
-            )
-        elif result.consistent:
-            head.append("  (consistent across both orders)")
+        parts: list[Any] = [*pairwise_verdict(result, item), Text("")]
     else:
-        lo, hi = spec.scale_range if spec.scale else (0, 1)
-        head = Text(f"Score: {_fmt(result.score)} / {hi}", style="bold green")
-        if result.dimension_scores:
-            head.append("  " + ", ".join(f"{k} {_fmt(v, 2)}" for k, v in result.dimension_scores.items()))
-    parts: list[Any] = [head, Text(""), Text("Feedback", style="bold"), Text(result.feedback or "(none)")]
-    if result.answers:
-        parts += [Text(""), Text("Checklist answers", style="bold"), _bullets(result.answers)]
+        parts = [pointwise_score(result, spec), Text("")]
+    feedback_from = " (A shown first)" if result.mode == "pairwise" and len(result.orders) > 1 else ""
+    parts += [Text(f"Feedback{feedback_from}", style="bold"), Text(result.feedback or "(none)")]
+    matched, unmatched = match_answers(result.answers, result.checklists)
+    if matched:
+        parts += [
+            Text(""),
+            Text(f"→ marks the judge's answer to the question above it{feedback_from}", style="dim"),
+        ]
     for name, checklist in result.checklists.items():
-        parts += [Text(""), Text(f"Checklist ({name})", style="bold"), _bullets(checklist)]
+        parts += [
+            Text(""),
+            Text(_checklist_title(name, item), style="bold"),
+            _questions(checklist, matched, name),
+        ]
+    if unmatched:
+        parts += [
+            Text(""),
+            Text("Answers that name no checklist question", style="bold"),
+            _bullets(unmatched),
+        ]
     u = result.usage
     parts += [
         Text(""),
@@ -61,7 +76,119 @@ def verdict_panel(result: JudgeResult, spec: TaskSpec, item_id: str | None = Non
             style="dim",
         ),
     ]
-    return Panel(Group(*parts), title=title, border_style="green")
+    border = "yellow" if result.consistent is False else "green"
+    return Panel(Group(*parts), title=title, border_style=border)
+
+
+def _quoted(item: Item | None, which: str) -> str:
+    text = getattr(item, f"response_{which.lower()}", None) if item is not None else None
+    if not text:
+        return ""
+    text = " ".join(text.split())
+    return f' ("{text[:40]}…")' if len(text) > 40 else f' ("{text}")'
+
+
+def pairwise_verdict(result: JudgeResult, item: Item | None = None) -> list[Text]:
+    """`Verdict: A ("Paris") is better: both presentation orders picked it.` and one line per order
+    saying which original response it picked and where that response was shown."""
+    picks = [o.verdict for o in result.orders]
+    shown_first = [o.shown_verdict == "A" for o in result.orders]
+    if result.verdict == "tie":
+        head = Text("Verdict: tie", style="bold yellow")
+        why = ": the two orders disagree, so neither response is preferred"
+        if all(shown_first):
+            why += " (each order picked the response shown first: a position preference)"
+        elif not any(shown_first):
+            why += " (each order picked the response shown second: a position preference)"
+        head.append(why + ".")
+    else:
+        winner = f"{result.verdict}{_quoted(item, str(result.verdict))}"
+        head = Text(f"Verdict: {winner} is better", style="bold green")
+        if len(picks) > 1:
+            head.append(": both presentation orders picked it.")
+        else:
+            head.append(": judged in one order only (A shown first); --orders both also judges the swap.")
+    lines = [head]
+    for order in result.orders:
+        first, second = order.order[0], order.order[1]
+        if order.verdict is None:
+            lines.append(Text(f"  {first} shown first, {second} second: no verdict ({order.error})"))
+            continue
+        where = "first" if order.shown_verdict == "A" else "second"
+        lines.append(
+            Text(
+                f"  {first} shown first, {second} second: picked {order.verdict} (the response shown {where})"
+            )
+        )
+    return lines
+
+
+def pointwise_score(result: JudgeResult, spec: TaskSpec) -> Text:
+    """`Score: 5 / 7: <what level 5 means on the task's scale>`; CheckEval: the share of Yes."""
+    if result.method in ("checkeval", "cejudge-checkeval"):
+        head = Text(f"Score: {_fmt(result.score)} (share of Yes answers, 0 to 1)", style="bold green")
+    else:
+        _, hi = spec.scale_range if spec.scale else (0, 1)
+        head = Text(f"Score: {_fmt(result.score)} / {hi}", style="bold green")
+        meaning = spec.scale.get(int(result.score)) if spec.scale and result.score is not None else None
+        if meaning:
+            head.append(f": {meaning}")
+    if result.dimension_scores:
+        head.append("\n  " + ", ".join(f"{k} {_fmt(v, 2)}" for k, v in result.dimension_scores.items()))
+    return head
+
+
+def _checklist_title(name: str, item: Item | None) -> str:
+    if name in ("a", "b"):
+        return f"Checklist for response {name.upper()}{_quoted(item, name)}"
+    return f"Checklist ({name})"
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text.lower()))
+
+
+def match_answers(
+    answers: Sequence[str], checklists: dict[str, list[str]]
+) -> tuple[dict[tuple[str, int], list[str]], list[str]]:
+    """Place each free-text answer under the checklist question it names.
+
+    The judge writes short answers "each naming the item", not numbered ones, so an answer goes to the
+    question most of whose words it repeats (at least 60%); the repeated question is cut from the shown
+    answer when the answer has the form `question -> answer`. Answers that name no question are
+    returned apart, never dropped. Display only: nothing downstream reads this matching."""
+    matched: dict[tuple[str, int], list[str]] = {}
+    unmatched: list[str] = []
+    questions = [(name, i, _words(q)) for name, qs in checklists.items() for i, q in enumerate(qs)]
+    for answer in answers:
+        said = _words(answer)
+        best, best_score = None, 0.0
+        for name, i, words in questions:
+            score = len(words & said) / len(words) if words else 0.0
+            if score > best_score:
+                best, best_score = (name, i), score
+        if best is None or best_score < 0.6:
+            unmatched.append(answer)
+            continue
+        text, asked = answer, next(words for n, i, words in questions if (n, i) == best)
+        for sep in ("->", "→"):
+            head, found, tail = answer.partition(sep)
+            if found and tail.strip() and len(asked & _words(head)) >= 0.6 * len(asked):
+                text = tail.strip()
+                break
+        matched.setdefault(best, []).append(text)
+    return matched, unmatched
+
+
+def _questions(checklist: Sequence[str], matched: dict[tuple[str, int], list[str]], name: str) -> Text:
+    if not checklist:
+        return Text("(none)")
+    text = Text()
+    for i, question in enumerate(checklist):
+        text.append(("\n" if i else "") + f"• {question}")
+        for answer in matched.get((name, i), []):
+            text.append(f"\n    → {answer}", style="cyan")
+    return text
 
 
 def tasks_table(tasks: dict[str, TaskSpec]) -> Table:
@@ -100,42 +227,60 @@ def _clip(text: str | None, limit: int = 400) -> str:
 
 
 def summary_table(summary: dict[str, Any], title: str | None = None) -> Table:
-    """The paper-style table: metric per language with its 95% CI, average, unparsed, position stats."""
+    """The paper-style table: metric per language with its 95% CI, and what each item counted as.
+
+    Per row, `items` = `n` (scored) + `unparsed` + `gold ties` (pairwise only) + `excluded` (errors and
+    items without a gold label); no CI below 5 scored items. The caption names the pairwise position
+    statistics in words; README.md ("Reading a run table") explains each number."""
     metric = summary["metric"]
+    pairwise = "share_final_A" in summary
     table = Table(title=title or f"{summary['task']} · {', '.join(summary.get('methods', []))}")
-    for col in ("language", metric, "95% CI", "n", "excluded"):
+    columns = ["language", metric, "95% CI", "items", "n", "unparsed"] + (["gold ties"] if pairwise else [])
+    for col in [*columns, "excluded"]:
         table.add_column(col, justify="right" if col != "language" else "left")
+    few = False
+
+    def row(name: str, m: dict[str, Any]) -> None:
+        nonlocal few
+        c = m.get("counts") or {}
+        if m.get("ci_low") is not None:
+            ci = f"[{_fmt(m['ci_low'])}, {_fmt(m['ci_high'])}]"
+        elif m["n"] < 5:
+            ci, few = "n < 5", True
+        else:
+            ci = "—"
+        cells = [name, _fmt(m["value"]), ci, _fmt(c.get("items")), str(m["n"]), _fmt(c.get("unparsed"))]
+        if pairwise:
+            cells.append(_fmt(c.get("gold_ties")))
+        excluded = c.get("errors", 0) + c.get("no_label", 0) if c else m["n_excluded"]
+        table.add_row(*cells, str(excluded))
+
     for lang, m in summary.get("per_language", {}).items():
-        table.add_row(
-            lang,
-            _fmt(m["value"]),
-            f"[{_fmt(m['ci_low'])}, {_fmt(m['ci_high'])}]",
-            str(m["n"]),
-            str(m["n_excluded"]),
-        )
+        row(lang, m)
     if "overall" in summary:
-        m = summary["overall"]
-        table.add_row(
-            "[bold]all items[/]",
-            _fmt(m["value"]),
-            f"[{_fmt(m['ci_low'])}, {_fmt(m['ci_high'])}]",
-            str(m["n"]),
-            str(m["n_excluded"]),
-        )
+        row("[bold]all items[/]", summary["overall"])
+    blank = [""] * (len(columns) - 1)
     if summary.get("per_language"):
-        table.add_row("[bold]average (macro)[/]", _fmt(summary.get("average")), "", "", "")
+        table.add_row("[bold]average (macro)[/]", _fmt(summary.get("average")), *blank[1:])
     elif summary.get("dimensions"):
-        table.add_row("(labels are per dimension: see the table below)", "", "", "", "")
+        table.add_row("(labels are per dimension: see the table below)", *blank)
     caption = [
         f"items {summary['n_items']}",
         f"unparsed {summary['n_unparsed']}",
         f"errors {summary['n_error']}",
     ]
+    if few:
+        caption.append("no CI below 5 scored items")
     if "position_consistency" in summary:
-        caption.append(f"position consistency {_fmt(summary['position_consistency']['value'])}")
-    if "share_shown_A" in summary:
-        caption.append(f"A said in shown order {_fmt(summary['share_shown_A']['value'])}")
-        caption.append(f"final A {_fmt(summary['share_final_A']['value'])}")
+        consistency = _fmt(summary["position_consistency"]["value"])
+        caption.append(f"position consistency {consistency} (same pick in both orders)")
+    if pairwise:
+        first = _fmt(summary["share_shown_A"]["value"])
+        caption.append(f"picked the response shown first {first} (0.5: no position bias)")
+        caption.append(
+            f"final verdict A {_fmt(summary['share_final_A']['value'])}"
+            + (f", tie {_fmt(summary['share_tie']['value'])}" if "share_tie" in summary else "")
+        )
     usage = summary.get("usage", {})
     caption.append(f"LM calls/item {_fmt(usage.get('calls_per_item'), 1)}")
     table.caption = " · ".join(caption)

@@ -12,15 +12,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-
 from cejudge_dspy.cli.common import (
     add_backbone_args,
     add_program_args,
@@ -93,7 +84,6 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from cejudge_dspy.evaluation.runner import (
         RESULTS,
         SUMMARY,
-        RunProgress,
         judge_items,
         pending_items,
         prepare_run_dir,
@@ -140,41 +130,27 @@ def run_evaluate(args: argparse.Namespace) -> int:
     )
     announce_program(err, config["program"])
     if todo:
-        progress = RunProgress(total=len(todo))
-        columns = [
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[extra]}"),
-        ]
-        with Progress(*columns, console=err, transient=False) as bar, err.status("") as status:
-            task_id = bar.add_task(f"{spec.name} · {args.method}", total=len(todo), extra="")
+        from cejudge_dspy.cli.progress import RunDisplay, live
 
-            def tick(_: Any) -> None:
-                rate = progress.done / max(1e-9, _elapsed(progress))
-                bar.update(
-                    task_id,
-                    completed=progress.done,
-                    extra=f"unparsed {progress.unparsed} · errors {progress.errors} · {rate:.2f} items/s",
-                )
+        display = RunDisplay(f"{spec.name} · {args.method}", len(todo))
 
-            with backbone(args, status):
-                status.stop()
-                program = build(args, spec.name)
-                asyncio.run(
-                    judge_items(
-                        todo,
-                        program,
-                        out / RESULTS,
-                        task=spec.name,
-                        method=args.method,
-                        concurrency=args.concurrency,
-                        progress=progress,
-                        on_record=tick,
-                    )
+        def tick(record: Any) -> None:
+            display.on_record(record.id, record.status)
+
+        with live(err, display, transient=False), backbone(args, display):
+            program = ItemProgram(build(args, spec.name), todo, display.on_stage)
+            asyncio.run(
+                judge_items(
+                    todo,
+                    program,
+                    out / RESULTS,
+                    task=spec.name,
+                    method=args.method,
+                    concurrency=args.concurrency,
+                    on_record=tick,
                 )
+            )
+            display.update("")
     summary = summarize(read_records(out / RESULTS), spec, n_resamples=args.bootstrap, seed=args.seed)
     summary["run"] = config
     (out / SUMMARY).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -186,10 +162,30 @@ def run_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _elapsed(progress: Any) -> float:
-    import time
+class ItemProgram:
+    """The judge program, with each item's stage progress sent to `on_stage(item_id, event)`.
 
-    return time.monotonic() - progress.started
+    The runner calls `acall(**item.inputs())`; the item is found again by its inputs (items with the same
+    inputs take turns), and its progress callback is set inside the item's own task."""
+
+    def __init__(self, program: Any, items: list[Item], on_stage: Any) -> None:
+        self.program = program
+        self.on_stage = on_stage
+        self.ids: dict[str, list[str]] = {}
+        for item in items:
+            self.ids.setdefault(self._key(item.inputs()), []).append(item.id)
+
+    @staticmethod
+    def _key(inputs: dict[str, Any]) -> str:
+        return json.dumps(inputs, sort_keys=True, ensure_ascii=False, default=str)
+
+    async def acall(self, **inputs: Any) -> Any:
+        from cejudge_dspy.usage import on_progress
+
+        waiting = self.ids.get(self._key(inputs)) or ["item"]
+        item_id = waiting.pop(0) if len(waiting) > 1 else waiting[0]
+        with on_progress(lambda event: self.on_stage(item_id, event)):
+            return await self.program.acall(**inputs)
 
 
 def run_score_predictions(args: argparse.Namespace) -> int:

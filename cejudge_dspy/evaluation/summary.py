@@ -3,9 +3,12 @@
 Input: the records of results.jsonl and the task declaration. Unparsed and errored items enter the
 metrics as missing values, so they are excluded and counted, never graded. Pairwise summaries add
 position consistency (verdicts that survive the order swap) and the share of A verdicts, the two
-numbers that expose position preference. CheckEval tasks add one row per dimension, at sample level
-and per document (group), and an `overall` row (item score against the mean human score over the
-declared dimensions, sample level only).
+numbers that expose position preference. Every per-language row (and the overall one) carries `counts`:
+`items` judged = `scored` (the metric's n) + `unparsed` + `gold_ties` (pairwise gold ties, which a
+judge that must pick a side cannot get right) + `errors` + `no_label`. Below `MIN_CI_ITEMS` scored items
+no bootstrap CI is computed: a percentile interval over 1-4 items says nothing. CheckEval tasks add one
+row per dimension, at sample level and per document (group), and an `overall` row (item score against
+the mean human score over the declared dimensions, sample level only).
 """
 
 from __future__ import annotations
@@ -44,15 +47,37 @@ def _metric_fn(spec: TaskSpec) -> Callable[..., MetricResult]:
     return accuracy if spec.metric == "accuracy" else CORRELATIONS[spec.metric]
 
 
+MIN_CI_ITEMS = 5
+
+
 def _with_ci(
     fn: Callable[..., MetricResult], preds: list[Any], golds: list[Any], n_resamples: int, seed: int
 ) -> dict[str, Any]:
-    result = (
-        bootstrap_ci(fn, preds, golds, n_resamples=n_resamples, seed=seed)
-        if n_resamples
-        else fn(preds, golds)
-    )
+    result = fn(preds, golds)
+    if n_resamples and result.n >= MIN_CI_ITEMS:
+        result = bootstrap_ci(fn, preds, golds, n_resamples=n_resamples, seed=seed)
     return result.to_dict()
+
+
+def item_counts(rows: Sequence[Record]) -> dict[str, int]:
+    """How a language's items were used: scored, or left out as unparsed, gold tie, error or unlabelled.
+
+    Mirrors the metrics' order of exclusion (a missing prediction is checked before a gold tie), so
+    `scored` equals the metric's n and the parts add up to `items`."""
+    out = {"items": len(rows), "scored": 0, "unparsed": 0, "gold_ties": 0, "errors": 0, "no_label": 0}
+    for r in rows:
+        label = r.item.get("label")
+        if r.status == "error" or (r.status == "ok" and not r.result):
+            out["errors"] += 1
+        elif r.status == "unparsed" or prediction(r) is None:
+            out["unparsed"] += 1
+        elif label is None:
+            out["no_label"] += 1
+        elif isinstance(label, str) and label.strip().lower() == "tie":
+            out["gold_ties"] += 1
+        else:
+            out["scored"] += 1
+    return out
 
 
 def summarize(
@@ -72,16 +97,20 @@ def summarize(
         "methods": sorted({r.method for r in rows}),
     }
     fn = _metric_fn(spec)
-    labelled = [r for r in rows if r.item.get("label") is not None and not isinstance(r.item["label"], dict)]
+    scalar = [r for r in rows if not isinstance(r.item.get("label"), dict)]
+    labelled = [r for r in scalar if r.item.get("label") is not None]
     by_lang: dict[str, list[Record]] = defaultdict(list)
-    for r in labelled:
+    for r in scalar:
         by_lang[language_key(r.item)].append(r)
     per_language = {}
     for lang in sorted(by_lang):
-        rs = by_lang[lang]
+        rs = [r for r in by_lang[lang] if r.item.get("label") is not None]
+        if not rs:
+            continue  # nothing to measure against; the items still count in n_items
         per_language[lang] = _with_ci(
             fn, [prediction(r) for r in rs], [r.item["label"] for r in rs], n_resamples, seed
         )
+        per_language[lang]["counts"] = item_counts(by_lang[lang])
     out["per_language"] = per_language
     values = [v["value"] for v in per_language.values() if v["value"] is not None]
     out["average"] = sum(values) / len(values) if values else None  # macro average, as the paper reports
@@ -89,6 +118,7 @@ def summarize(
         out["overall"] = _with_ci(
             fn, [prediction(r) for r in labelled], [r.item["label"] for r in labelled], n_resamples, seed
         )
+        out["overall"]["counts"] = item_counts(scalar)
     if spec.mode == "pairwise":
         out.update(_pairwise_extras(rows))
     if spec.dimensions:

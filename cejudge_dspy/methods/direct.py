@@ -11,14 +11,15 @@ from typing import Any, Literal
 
 import dspy
 
+from cejudge_dspy.items import require_text
 from cejudge_dspy.languages import normalize_language
-from cejudge_dspy.methods.cejudge.judges import require_text
+from cejudge_dspy.methods.cejudge.judges import shown_first
 from cejudge_dspy.methods.cejudge.stages import ScoreJudgment, VerdictJudgment
 from cejudge_dspy.methods.stages import StageFailure, judge_order
 from cejudge_dspy.results import JudgeResult, OrderResult, reconcile, unparsed
 from cejudge_dspy.sync import run_sync
 from cejudge_dspy.tasks import TaskSpec, load_task
-from cejudge_dspy.usage import Usage, collecting
+from cejudge_dspy.usage import Usage, about, collecting
 
 
 class DirectScore(dspy.Signature):
@@ -73,7 +74,7 @@ class DirectPointwiseJudge(dspy.Module):
         instruction, response = require_text(instruction, "instruction"), require_text(response, "response")
         normalize_language(language)
         usage = Usage()
-        with collecting(usage):
+        with collecting(usage, expected_calls=1):
             try:
                 pred = await self.judge.acall(
                     task=self.spec.task,
@@ -114,7 +115,7 @@ class DirectPairwiseJudge(dspy.Module):
         normalize_language(language)
         usage = Usage()
         plan = [("AB", a, b)] + ([("BA", b, a)] if self.orders == "both" else [])
-        with collecting(usage):
+        with collecting(usage, expected_calls=len(plan)):
             orders = list(await asyncio.gather(*(self._one(instruction, *p) for p in plan)))
         verdict, consistent = reconcile(orders)
         if verdict is None:
@@ -136,14 +137,17 @@ class DirectPairwiseJudge(dspy.Module):
     async def _one(
         self, instruction: str, order: Literal["AB", "BA"], first: str, second: str
     ) -> OrderResult:
-        return await judge_order(
-            self.judge,
-            order,
-            task=self.spec.task,
-            criteria=self.spec.criteria,
-            instruction=instruction,
-            response_a=first,
-            response_b=second,
+        return await about(
+            shown_first(order),
+            judge_order(
+                self.judge,
+                order,
+                task=self.spec.task,
+                criteria=self.spec.criteria,
+                instruction=instruction,
+                response_a=first,
+                response_b=second,
+            ),
         )
 
     def forward(self, **kwargs: Any) -> dspy.Prediction:

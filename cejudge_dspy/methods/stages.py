@@ -35,6 +35,7 @@ class Stage(dspy.Module):
     """A `dspy.Predict` over one signature with an output check and one retry through another adapter."""
 
     signature: type[dspy.Signature]
+    label: str = ""  # what the stage does, in words, for progress messages (default: the class name)
 
     def __init__(self) -> None:
         super().__init__()
@@ -53,7 +54,7 @@ class Stage(dspy.Module):
             pred = None
             try:
                 with dspy.context(adapter=adapter) if adapter else nullcontext():
-                    pred = await record_call(name, self.predict.acall(**inputs))
+                    pred = await record_call(name, self.predict.acall(**inputs), self.label or name)
                 return self.check(pred, inputs)
             except AdapterParseError as exc:
                 reason, raw = f"unparseable output ({_first_line(exc)})", exc.lm_response

@@ -25,7 +25,7 @@ from cejudge_dspy.methods.stages import StageFailure, judge_order
 from cejudge_dspy.results import JudgeResult, OrderResult, reconcile, unparsed
 from cejudge_dspy.tasks import TaskSpec
 from cejudge_dspy.translate.translators import Translator
-from cejudge_dspy.usage import Usage, collecting
+from cejudge_dspy.usage import Usage, about, collecting
 
 
 class PointwiseJudge(CEJudgeProgram):
@@ -45,9 +45,10 @@ class PointwiseJudge(CEJudgeProgram):
         language = normalize_language(language)
         response_language = normalize_language(response_language) if response_language else language
         usage = Usage()
-        with collecting(usage):
+        expected = self._calls_to_understand(language, response_language) + 1
+        with collecting(usage, expected_calls=expected):
             try:
-                seen = await self._understand(instruction, response, language, response_language)
+                seen = await self._understand(instruction, response, language, response_language, "response")
             except StageFailure as failure:
                 return _unparsed("pointwise", failure, usage=usage)
             found = findings(usage, response=seen)
@@ -100,12 +101,14 @@ class PairwiseJudge(CEJudgeProgram):
         a, b = require_text(response_a, "response_a"), require_text(response_b, "response_b")
         language = normalize_language(language)
         usage = Usage()
-        with collecting(usage):
+        # Both responses ask for the instruction's concepts and English; the second request is shared.
+        expected = 2 * self._calls_to_understand(language, language) + (2 if self.orders == "both" else 1)
+        with collecting(usage, expected_calls=expected):
             try:
                 # Each response's checklists start as soon as its own concepts and translation are in.
                 seen_a, seen_b = await asyncio.gather(
-                    self._understand(instruction, a, language, language),
-                    self._understand(instruction, b, language, language),
+                    self._understand(instruction, a, language, language, "A"),
+                    self._understand(instruction, b, language, language, "B"),
                 )
             except StageFailure as failure:
                 return _unparsed("pairwise", failure, usage=usage)
@@ -135,17 +138,25 @@ class PairwiseJudge(CEJudgeProgram):
         self, order: Literal["AB", "BA"], first: Understanding, second: Understanding
     ) -> OrderResult:
         """The judgment on the untranslated texts as shown (`first` as A), with each one's checklist."""
-        return await judge_order(
-            self.judge,
-            order,
-            task=self.spec.task,
-            criteria=self.spec.criteria,
-            instruction=first.instruction,
-            response_a=first.response,
-            response_b=second.response,
-            checklist_a=first.checklist,
-            checklist_b=second.checklist,
+        return await about(
+            shown_first(order),
+            judge_order(
+                self.judge,
+                order,
+                task=self.spec.task,
+                criteria=self.spec.criteria,
+                instruction=first.instruction,
+                response_a=first.response,
+                response_b=second.response,
+                checklist_a=first.checklist,
+                checklist_b=second.checklist,
+            ),
         )
+
+
+def shown_first(order: Literal["AB", "BA"]) -> str:
+    """What a presentation order is called in progress messages: `A shown first`, `B shown first`."""
+    return f"{order[0]} shown first"
 
 
 def _unparsed(mode: Literal["pointwise", "pairwise"], failure: StageFailure, **found: Any) -> dspy.Prediction:

@@ -25,6 +25,7 @@ from cejudge_dspy.methods.shared import SharedWork
 from cejudge_dspy.sync import run_sync
 from cejudge_dspy.tasks import TaskSpec, load_task
 from cejudge_dspy.translate.translators import Translator, make_translator
+from cejudge_dspy.usage import about
 
 
 class CEJudgeProgram(dspy.Module):
@@ -73,25 +74,47 @@ class CEJudgeProgram(dspy.Module):
         )
         return pred.english
 
+    def _calls_to_understand(self, language: str, response_language: str) -> int:
+        """LM calls `_understand` asks for: concepts and English of both texts, and two checklists
+        (a request served by shared work is subtracted as it happens; see `usage.note_reused`)."""
+        llm_translates = self.translator is None
+        translations = sum(llm_translates and not is_english(lang) for lang in (language, response_language))
+        return 2 + translations + 2
+
     async def _understand(
-        self, instruction: str, response: str, language: str, response_language: str
+        self, instruction: str, response: str, language: str, response_language: str, which: str
     ) -> Understanding:
         """Concepts of the original texts and their English, then the response's two checklists.
 
-        Shared work makes the instruction's half run once however many responses ask for it.
+        Shared work makes the instruction's half run once however many responses ask for it. `which`
+        names the response in progress messages.
         """
         ic, it, rc, rt = await asyncio.gather(
-            self._concepts(instruction, "instruction"),
-            self._english(instruction, language),
-            self._concepts(response, "response"),
-            self._english(response, response_language),
+            about("instruction", self._concepts(instruction, "instruction")),
+            about("instruction", self._english(instruction, language)),
+            about(which, self._concepts(response, "response")),
+            about(which, self._english(response, response_language)),
         )
         r2i, i2r = await asyncio.gather(
-            self._shared(
-                "checklist_r2i", self.checklist_r2i, task=self.spec.task, instruction_concepts=ic, response=rt
+            about(
+                which,
+                self._shared(
+                    "checklist_r2i",
+                    self.checklist_r2i,
+                    task=self.spec.task,
+                    instruction_concepts=ic,
+                    response=rt,
+                ),
             ),
-            self._shared(
-                "checklist_i2r", self.checklist_i2r, task=self.spec.task, instruction=it, response_concepts=rc
+            about(
+                which,
+                self._shared(
+                    "checklist_i2r",
+                    self.checklist_i2r,
+                    task=self.spec.task,
+                    instruction=it,
+                    response_concepts=rc,
+                ),
             ),
         )
         return Understanding(instruction, response, ic, it, rc, rt, r2i.checklist, i2r.checklist)

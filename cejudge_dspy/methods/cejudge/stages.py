@@ -16,6 +16,7 @@ from cejudge_dspy.methods.stages import Stage, clean_list
 
 class Concepts(Stage):
     signature = sig.ExtractConcepts
+    label = "concepts"
     max_concepts = 4
 
     def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
@@ -27,6 +28,7 @@ class Concepts(Stage):
 
 class Translate(Stage):
     signature = sig.TranslateToEnglish
+    label = "translation to English"
 
     def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
         if not isinstance(pred.english, str) or not pred.english.strip():
@@ -39,6 +41,7 @@ class ChecklistFromResponse(Stage):
     """Response-to-instruction direction: the translated response plus the instruction's concepts."""
 
     signature = sig.ResponseToInstructionChecklist
+    label = "checklist response→instruction"
 
     def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
         pred.checklist = clean_list(pred.checklist, "checklist")
@@ -49,10 +52,12 @@ class ChecklistFromInstruction(ChecklistFromResponse):
     """Instruction-to-response direction: the translated instruction plus the response's concepts."""
 
     signature = sig.InstructionToResponseChecklist
+    label = "checklist instruction→response"
 
 
 class ScoreJudgment(Stage):
     signature = sig.PointwiseJudgment
+    label = "score"
 
     def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
         levels = inputs["scale"]
@@ -64,6 +69,7 @@ class ScoreJudgment(Stage):
 
 class VerdictJudgment(Stage):
     signature = sig.PairwiseJudgment
+    label = "verdict"
 
     def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
         if pred.verdict not in ("A", "B"):

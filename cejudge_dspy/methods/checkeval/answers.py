@@ -39,6 +39,7 @@ class AnswerQuestions(SubDimensionSignature):
 
 class Answer(Stage):
     signature = AnswerQuestions
+    label = "yes/no answers"
 
     def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
         if not isinstance(pred.answers, list):

@@ -36,7 +36,7 @@ from cejudge_dspy.results import JudgeResult, unparsed
 from cejudge_dspy.sync import run_sync
 from cejudge_dspy.tasks import TaskSpec, load_task
 from cejudge_dspy.translate.translators import Translator
-from cejudge_dspy.usage import Usage, collecting
+from cejudge_dspy.usage import Usage, about, collecting
 
 
 class CheckEvalJudge(dspy.Module):
@@ -62,9 +62,12 @@ class CheckEvalJudge(dspy.Module):
         normalize_language(language)
         groups = self.checklist.groups()
         usage = Usage()
-        with collecting(usage):
+        with collecting(usage, expected_calls=len(groups)):  # one call per sub-dimension
             outcomes = await asyncio.gather(
-                *(_ask(self.answer, self._inputs(d, s, qs, instruction, response)) for d, s, qs in groups)
+                *(
+                    about(f"{d}/{s}", _ask(self.answer, self._inputs(d, s, qs, instruction, response)))
+                    for d, s, qs in groups
+                )
             )
         details = _details(groups, outcomes)
         details["checklist"] = {
@@ -131,9 +134,10 @@ class CEJudgeCheckEval(CEJudgeProgram):
         response_language = normalize_language(response_language) if response_language else language
         usage = Usage()
         found: dict[str, Any] = {"usage": usage, "method": "cejudge-checkeval"}
-        with collecting(usage):
+        expected = self._calls_to_understand(language, response_language) + len(_DIRECTIONS)
+        with collecting(usage, expected_calls=expected):
             try:
-                seen = await self._understand(instruction, response, language, response_language)
+                seen = await self._understand(instruction, response, language, response_language, "response")
             except StageFailure as failure:
                 return unparsed(
                     "pointwise", failure.stage, failure.reason, failure.raw, **found
@@ -151,14 +155,17 @@ class CEJudgeCheckEval(CEJudgeProgram):
             )
             outcomes = await asyncio.gather(
                 *(
-                    _ask(
-                        self.answer,
-                        {
-                            **base,
-                            "subdimension": d,
-                            "subdimension_definition": _DIRECTIONS[d],
-                            "questions": qs,
-                        },
+                    about(
+                        d.replace("_to_", "→").replace("_", " "),
+                        _ask(
+                            self.answer,
+                            {
+                                **base,
+                                "subdimension": d,
+                                "subdimension_definition": _DIRECTIONS[d],
+                                "questions": qs,
+                            },
+                        ),
                     )
                     for _, d, qs in groups
                 )
