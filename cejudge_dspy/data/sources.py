@@ -6,6 +6,7 @@ The file conventions (formats, CSV delimiter, directories) are listed in data.py
 from __future__ import annotations
 
 import csv
+import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -98,3 +99,25 @@ def _sources(task: TaskSpec, path: str | None) -> Iterator[tuple[str, str, Path 
         )
     for file in files:
         yield str(file), file.stem, file, _read_file(file, spec.delimiter)
+
+
+def fingerprint(task: TaskSpec, path: str | None) -> str:
+    """What the data is, for a run's identity: a SHA-256 over the local files (names and bytes, in the
+    order they are read), or the hub id, config and split for the task's hub dataset."""
+    if path is None:
+        spec = task.dataset
+        return f"hub:{spec.hub_id}/{spec.config or 'default'}/{spec.split}"
+    root = Path(path).expanduser()
+    files = (
+        sorted(f for f in root.iterdir() if f.is_file() and f.suffix.lower() in FORMATS)
+        if root.is_dir()
+        else [root]
+    )
+    digest = hashlib.sha256()
+    for file in files:
+        digest.update(file.name.encode() + b"\0")
+        with file.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+        digest.update(b"\0")
+    return digest.hexdigest()[:16]
