@@ -40,6 +40,13 @@ def _read_file(file: Path, declared_delimiter: str) -> Any:
     import datasets  # slow import, needed only when data is read
 
     kind, kwargs = FORMATS[file.suffix.lower()], {}
+    if kind != "parquet":
+        with file.open("rb") as fh:
+            head = fh.read(1 << 16)
+        if not head.strip():
+            raise DataError(f"{file} is empty; pass a file with one item per row")
+        if kind == "csv" and len([line for line in head.splitlines() if line.strip()]) < 2:
+            raise DataError(f"{file} has a header but no rows; pass a file with one item per row")
     if kind == "csv":
         with file.open(encoding="utf-8-sig", errors="replace") as fh:
             header = fh.readline()
