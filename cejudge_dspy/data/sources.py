@@ -36,6 +36,28 @@ def _cause(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
 
 
+def _check_utf8(file: Path) -> None:
+    """Arrow reads invalid UTF-8 into a column and fails later with a traceback: refuse it here."""
+    import codecs
+
+    decoder, line = codecs.getincrementaldecoder("utf-8")(), 1
+    with file.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            try:
+                decoder.decode(block)
+            except UnicodeDecodeError as exc:
+                line += block[: exc.start].count(b"\n")
+                raise DataError(
+                    f"{file} line {line}: not UTF-8 text (byte {block[exc.start]:#04x}); "
+                    "save the file as UTF-8"
+                ) from None
+            line += block.count(b"\n")
+    try:
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        raise DataError(f"{file}: ends inside a UTF-8 character; save the file as UTF-8") from None
+
+
 def _read_file(file: Path, declared_delimiter: str) -> Any:
     import datasets  # slow import, needed only when data is read
 
@@ -47,6 +69,7 @@ def _read_file(file: Path, declared_delimiter: str) -> Any:
             raise DataError(f"{file} is empty; pass a file with one item per row")
         if kind == "csv" and len([line for line in head.splitlines() if line.strip()]) < 2:
             raise DataError(f"{file} has a header but no rows; pass a file with one item per row")
+        _check_utf8(file)
     if kind == "csv":
         with file.open(encoding="utf-8-sig", errors="replace") as fh:
             header = fh.readline()

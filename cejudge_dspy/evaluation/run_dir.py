@@ -109,6 +109,7 @@ def open_run(out: Path, identity: dict[str, Any], *, force_new: bool = False) ->
     elif force_new and any(out.iterdir()):
         _supersede(out)
     write_json_atomic(out / RUN, {"identity": IDENTITY_FORMAT, **identity})
+    (out / RESULTS).touch()  # a shard with no items is still a run that merge can count
     repair_torn_tail(out / RESULTS)
 
 
