@@ -152,3 +152,10 @@ def test_runs_recorded_before_run_identity_are_refused_with_a_clear_line(tmp_pat
         prepare_run_dir(tmp_path, {"task": "chat", "method": "cejudge", "program": "base"})
     assert prepare_run_dir(tmp_path, {"task": "chat", "method": "cejudge"}, force_new=True) == []
     assert len(list(tmp_path.glob("superseded-*/results.jsonl"))) == 1
+
+
+def test_records_without_run_json_are_refused_not_adopted(tmp_path: Path) -> None:
+    # Deleting run.json must not let a resume adopt records judged with unknown settings.
+    (tmp_path / RESULTS).write_text(json.dumps({"id": "1"}) + "\n")
+    with pytest.raises(CEJudgeError, match="no run.json"):
+        prepare_run_dir(tmp_path, {"task": "chat", "method": "cejudge"})

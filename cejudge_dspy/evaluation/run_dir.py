@@ -106,6 +106,11 @@ def open_run(out: Path, identity: dict[str, Any], *, force_new: bool = False) ->
                 f"{out} holds a run with other settings ({diff}); use --force-new to move it aside "
                 "and start over, or another --out"
             )
+    elif has_records and not force_new:
+        raise CEJudgeError(
+            f"{out} holds records but no {RUN}, so what they were judged with is unknown; "
+            "use --force-new to move them aside, or another --out"
+        )
     elif force_new and any(out.iterdir()):
         _supersede(out)
     write_json_atomic(out / RUN, {"identity": IDENTITY_FORMAT, **identity})
