@@ -117,6 +117,13 @@ def _require(data: dict[str, Any], key: str, kind: type, where: str) -> Any:
 def _parse_dimensions(raw: list[dict[str, Any]], where: str) -> tuple[Dimension, ...]:
     dims = []
     for d in raw:
+        subdims = _require(d, "subdimensions", list, f"{where} dimension {d.get('name')}")
+        for sub in subdims:
+            if not isinstance(sub, dict):
+                raise TaskError(f"{where} dimension {d.get('name')}: subdimensions must be tables")
+            seeds = sub.get("seeds")
+            if isinstance(seeds, list) and not all(isinstance(q, str) and q.strip() for q in seeds):
+                raise TaskError(f"{where} sub-dimension {sub.get('name')}: every seed must be question text")
         subs = tuple(
             SubDimension(
                 name=_require(s, "name", str, where),
@@ -136,31 +143,97 @@ def _parse_dimensions(raw: list[dict[str, Any]], where: str) -> tuple[Dimension,
     return tuple(dims)
 
 
+_DATASET_KEYS = {
+    "hub_id": str,
+    "config": str,
+    "split": str,
+    "delimiter": str,
+    "language_from_filename": bool,
+    "default_language": str,
+}
+
+
+def _table(data: dict[str, Any], key: str, where: str) -> dict[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise TaskError(f"{where}: [{key}] must be a table, got {type(value).__name__}")
+    return value
+
+
+def _dataset(data: dict[str, Any], where: str) -> DatasetSpec:
+    raw = dict(_table(data, "dataset", where))
+    fields_ = _table(raw, "fields", f"{where} [dataset]")
+    constants = _table(raw, "constants", f"{where} [dataset]")
+    raw.pop("fields", None), raw.pop("constants", None)
+    for key, value in raw.items():
+        if key not in _DATASET_KEYS:
+            raise TaskError(f"{where}: unknown key '{key}' in [dataset]; known: {', '.join(_DATASET_KEYS)}")
+        if not isinstance(value, _DATASET_KEYS[key]):
+            kind = _DATASET_KEYS[key].__name__
+            raise TaskError(f"{where}: [dataset] {key} must be {kind}, got {type(value).__name__}")
+    unknown = sorted(set(fields_) - set(ITEM_FIELDS))
+    if unknown:
+        raise TaskError(
+            f"{where}: unknown field(s) {unknown} in [dataset.fields]; known: {', '.join(ITEM_FIELDS)}"
+        )
+    for table, values, kinds in (("fields", fields_, (str,)), ("constants", constants, (str, int, float))):
+        for key, value in values.items():
+            if not isinstance(value, kinds) or isinstance(value, bool) or not str(value).strip():
+                raise TaskError(
+                    f"{where}: [dataset.{table}] {key} must be a column name (text), got {value!r}"
+                    if table == "fields"
+                    else f"{where}: [dataset.constants] {key} must be text or a number, got {value!r}"
+                )
+    return DatasetSpec(fields=dict(fields_), constants={k: str(v) for k, v in constants.items()}, **raw)
+
+
+def _scale(data: dict[str, Any], where: str) -> dict[int, str]:
+    scale: dict[int, str] = {}
+    for key, value in _table(data, "scale", where).items():
+        if not str(key).strip().lstrip("-").isdigit():
+            raise TaskError(f"{where}: [scale] keys must be whole numbers such as 1 = \"...\", got '{key}'")
+        if not isinstance(value, str) or not value.strip():
+            raise TaskError(f"{where}: [scale] {key} must be a description (text), got {value!r}")
+        scale[int(key)] = value
+    return scale
+
+
 def parse_task(data: dict[str, Any], path: Path | None = None) -> TaskSpec:
-    """Validate one declaration; every problem names the file and the key."""
+    """Validate one declaration; every problem is a TaskError that names the file and the key."""
     where = str(path) if path else "task declaration"
+    try:
+        return _parse_task(data, path, where)
+    except TaskError:
+        raise
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:  # a shape no check above foresaw
+        raise TaskError(f"{where}: malformed declaration ({type(exc).__name__}: {exc})") from None
+
+
+def _parse_task(data: dict[str, Any], path: Path | None, where: str) -> TaskSpec:
     mode = _require(data, "mode", str, where)
     if mode not in ("pointwise", "pairwise"):
         raise TaskError(f"{where}: mode must be 'pointwise' or 'pairwise', got '{mode}'")
     metric = _require(data, "metric", str, where)
     if metric not in METRICS:
         raise TaskError(f"{where}: metric must be one of {', '.join(METRICS)}, got '{metric}'")
-    raw_ds = dict(data.get("dataset", {}))
-    fields_ = raw_ds.pop("fields", {})
-    unknown = sorted(set(fields_) - set(ITEM_FIELDS))
-    if unknown:
-        raise TaskError(
-            f"{where}: unknown field(s) {unknown} in [dataset.fields]; known: {', '.join(ITEM_FIELDS)}"
-        )
-    dataset = DatasetSpec(fields=dict(fields_), constants=dict(raw_ds.pop("constants", {})), **raw_ds)
-    scale = {int(k): str(v) for k, v in data.get("scale", {}).items()}
+    version = data.get("version", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise TaskError(f"{where}: version must be a whole number >= 1, got {version!r}")
+    for key in ("description", "criteria"):
+        if not isinstance(data.get(key, ""), str):
+            raise TaskError(f"{where}: '{key}' must be str, got {type(data[key]).__name__}")
+    dataset = _dataset(data, where)
+    scale = _scale(data, where)
     if mode == "pointwise" and not scale and not data.get("dimensions"):
         raise TaskError(f"{where}: a pointwise task needs a [scale] with one description per level")
     if scale and sorted(scale) != list(range(min(scale), max(scale) + 1)):
         raise TaskError(f"{where}: [scale] must describe every level from {min(scale)} to {max(scale)}")
+    dimensions = data.get("dimensions", [])
+    if not isinstance(dimensions, list) or not all(isinstance(d, dict) for d in dimensions):
+        raise TaskError(f"{where}: dimensions must be [[dimensions]] tables")
     return TaskSpec(
         name=_require(data, "name", str, where),
-        version=int(data.get("version", 1)),
+        version=version,
         mode=mode,
         description=data.get("description", ""),
         task=_require(data, "task", str, where).strip(),
@@ -168,37 +241,57 @@ def parse_task(data: dict[str, Any], path: Path | None = None) -> TaskSpec:
         metric=metric,
         dataset=dataset,
         scale=scale,
-        dimensions=_parse_dimensions(data.get("dimensions", []), where),
+        dimensions=_parse_dimensions(dimensions, where),
         path=path,
     )
 
 
 @cache
-def _registry(directory: Path) -> dict[str, TaskSpec]:
+def _registry(directory: Path) -> tuple[dict[str, TaskSpec], dict[Path, TaskError]]:
+    """Valid tasks by name, and each unreadable declaration's error: one broken file hides no other."""
     tasks: dict[str, TaskSpec] = {}
+    broken: dict[Path, TaskError] = {}
     for path in sorted(directory.glob("*.toml")):
-        with path.open("rb") as fh:
+        try:
             try:
-                spec = parse_task(tomllib.load(fh), path)
+                data = tomllib.loads(path.read_bytes().decode("utf-8"))
+            except UnicodeDecodeError as exc:
+                raise TaskError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
             except tomllib.TOMLDecodeError as exc:
-                raise TaskError(f"{path}: not valid TOML: {exc}") from exc
-        if spec.name in tasks:
-            raise TaskError(f"{path}: task '{spec.name}' is also declared in {tasks[spec.name].path}")
+                raise TaskError(f"{path}: not valid TOML: {exc}") from None
+            spec = parse_task(data, path)
+            if spec.name in tasks:
+                raise TaskError(f"{path}: task '{spec.name}' is also declared in {tasks[spec.name].path}")
+        except TaskError as exc:
+            broken[path] = exc
+            continue
         tasks[spec.name] = spec
-    return tasks
+    return tasks, broken
 
 
 def available_tasks() -> dict[str, TaskSpec]:
-    return dict(_registry(programs_dir()))
+    return dict(_registry(programs_dir())[0])
+
+
+def broken_declarations() -> dict[Path, TaskError]:
+    """Declarations that could not be read, each with its one-line error (shown by `cejudge tasks`)."""
+    return dict(_registry(programs_dir())[1])
 
 
 def load_task(name: str | TaskSpec) -> TaskSpec:
     """Look a task up by name; unknown names get a "did you mean" and the list of tasks."""
     if isinstance(name, TaskSpec):
         return name
-    tasks = available_tasks()
+    tasks, broken = _registry(programs_dir())
     if name in tasks:
         return tasks[name]
+    for path, error in broken.items():
+        if path.stem == name:
+            raise error
     close = difflib.get_close_matches(name, list(tasks), n=1)
     hint = f"did you mean '{close[0]}'? " if close else ""
-    raise TaskError(f"unknown task '{name}': {hint}available: {', '.join(sorted(tasks)) or '(none)'}")
+    unread = [f"; {len(broken)} declaration(s) could not be read, the first: {e}" for e in broken.values()]
+    raise TaskError(
+        f"unknown task '{name}': {hint}available: {', '.join(sorted(tasks)) or '(none)'}"
+        + "".join(unread[:1])
+    )

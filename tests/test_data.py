@@ -154,7 +154,8 @@ def test_topical_chat_declaration_and_a_template_that_adds_the_fact() -> None:
 def test_score_dict_must_hold_every_dimension(tmp_path: Path) -> None:
     row = json.loads((FIXTURES / "summeval.jsonl").read_text().splitlines()[0])
     del row["scores"]["fluency"]
-    with pytest.raises(InputError, match=r"item doc-1/M0, field 'label': scores lack fluency"):
+    expected = r"item doc-1/M0 \(bad.jsonl line 1\), field 'label': scores lack fluency"
+    with pytest.raises(InputError, match=expected):
         load_items(load_task("summeval"), write_jsonl(tmp_path / "bad.jsonl", [row]))
 
 
@@ -266,9 +267,8 @@ def test_unmapped_required_field_is_a_data_error() -> None:
 
 def test_bad_pairwise_label_names_the_item(tmp_path: Path) -> None:
     rows = [{"prompt": "p", "response_a": "x", "response_b": "y", "label": "C", "language": "en"}]
-    with pytest.raises(
-        InputError, match=r"item bad/0, field 'label': pairwise label must be 'A', 'B' or 'tie'"
-    ):
+    expected = r"item bad/0 \(bad.jsonl line 1\), field 'label': pairwise label must be 'A', 'B' or 'tie'"
+    with pytest.raises(InputError, match=expected):
         load_items(load_task("chat"), write_jsonl(tmp_path / "bad.jsonl", rows), fields=PAIRWISE_FIELDS)
 
 
@@ -291,9 +291,9 @@ def test_empty_texts_are_reported_together(tmp_path: Path) -> None:
         load_items(load_task("chat"), write_jsonl(tmp_path / "t.jsonl", rows), fields=PAIRWISE_FIELDS)
     message = str(err.value)
     assert message.startswith("3 problems in the data")
-    assert "item t/1, field 'instruction': empty or missing text" in message
-    assert "item t/2, field 'response_b'" in message and "got 'Z'" in message
-    assert (err.value.item, err.value.field) == ("t/1", "instruction")
+    assert "item t/1 (t.jsonl line 2), field 'instruction': empty or missing text" in message
+    assert "item t/2 (t.jsonl line 3), field 'response_b'" in message and "got 'Z'" in message
+    assert (err.value.item, err.value.field) == ("t/1 (t.jsonl line 2)", "instruction")
 
 
 def test_duplicate_ids_are_refused(tmp_path: Path) -> None:

@@ -115,9 +115,18 @@ def test_errors_are_recorded_and_retried_but_unparsed_are_final(tmp_path: Path) 
 
 
 def test_a_run_directory_refuses_other_settings(tmp_path: Path) -> None:
+    lm, _ = fake_lm({"verdict": prefer_good})
     prepare_run_dir(tmp_path, {"task": "chat", "method": "cejudge", "lm": "embedded"})
+    evaluate(tmp_path, items()[:1], lm)
     with pytest.raises(CEJudgeError, match="other settings.*method"):
         prepare_run_dir(tmp_path, {"task": "chat", "method": "direct", "lm": "embedded"})
+
+
+def test_a_run_directory_without_records_takes_the_corrected_settings(tmp_path: Path) -> None:
+    # A run that stopped before its first record (a typo found late) holds nothing that could mix.
+    prepare_run_dir(tmp_path, {"task": "chat", "method": "directt"})
+    assert prepare_run_dir(tmp_path, {"task": "chat", "method": "direct"}) == []
+    assert json.loads((tmp_path / "run.json").read_text())["method"] == "direct"
 
 
 def test_concurrency_must_be_positive(tmp_path: Path) -> None:
@@ -135,10 +144,18 @@ def test_concurrency_must_be_positive(tmp_path: Path) -> None:
         )
 
 
-def test_runs_recorded_before_programs_were_resolved_still_resume(tmp_path: Path) -> None:
-    prepare_run_dir(tmp_path / "c", {"task": "summeval", "method": "checkeval", "program": "auto"})
-    prepare_run_dir(tmp_path / "c", {"task": "summeval", "method": "checkeval", "program": "base"})
-    # For CE-Judge "auto" may have been a tuned program or not: that run cannot be resumed blindly.
-    prepare_run_dir(tmp_path / "j", {"task": "chat", "method": "cejudge", "program": "auto"})
-    with pytest.raises(CEJudgeError, match="program: 'auto' -> 'base'"):
-        prepare_run_dir(tmp_path / "j", {"task": "chat", "method": "cejudge", "program": "base"})
+def test_runs_recorded_before_run_identity_are_refused_with_a_clear_line(tmp_path: Path) -> None:
+    # run.json of older versions lacks temperature, max_tokens and the data fingerprint.
+    (tmp_path / "run.json").write_text(json.dumps({"task": "chat", "method": "cejudge", "program": "auto"}))
+    (tmp_path / RESULTS).write_text(json.dumps({"id": "1", "task": "chat"}) + "\n")
+    with pytest.raises(CEJudgeError, match="older cejudge.*--force-new"):
+        prepare_run_dir(tmp_path, {"task": "chat", "method": "cejudge", "program": "base"})
+    assert prepare_run_dir(tmp_path, {"task": "chat", "method": "cejudge"}, force_new=True) == []
+    assert len(list(tmp_path.glob("superseded-*/results.jsonl"))) == 1
+
+
+def test_records_without_run_json_are_refused_not_adopted(tmp_path: Path) -> None:
+    # Deleting run.json must not let a resume adopt records judged with unknown settings.
+    (tmp_path / RESULTS).write_text(json.dumps({"id": "1"}) + "\n")
+    with pytest.raises(CEJudgeError, match="no run.json"):
+        prepare_run_dir(tmp_path, {"task": "chat", "method": "cejudge"})

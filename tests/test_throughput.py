@@ -17,7 +17,7 @@ import pytest
 
 from cejudge_dspy.backbones.simulated import SimulatedEngine, simulated_backbone
 from cejudge_dspy.cli.evaluate import shard_key, shard_of
-from cejudge_dspy.evaluation.compare import merge_runs
+from cejudge_dspy.evaluation.merge import merge_runs
 from cejudge_dspy.evaluation.runner import RESULTS, Record, judge_items, prepare_run_dir, read_records
 from cejudge_dspy.evaluation.summary import summarize
 from cejudge_dspy.items import Item

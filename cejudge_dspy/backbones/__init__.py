@@ -5,6 +5,7 @@ from cejudge_dspy.backbones.simulated import SimulatedEngine, simulated_backbone
 from cejudge_dspy.backbones.spec import (
     EXAMPLES,
     cache_scope,
+    check_backbone,
     explain_backbone_error,
     gguf_model_name,
     make_lm,
@@ -16,6 +17,7 @@ __all__ = [
     "EXAMPLES",
     "SimulatedEngine",
     "cache_scope",
+    "check_backbone",
     "explain_backbone_error",
     "gguf_model_name",
     "make_lm",

@@ -33,7 +33,7 @@ import dspy
 from cejudge_dspy.backbones.embedded import resolve_gguf
 from cejudge_dspy.backbones.gguf import StatusHook, check_gguf
 from cejudge_dspy.backbones.llama_engine import AsyncLlamaCppEngine, LlamaCppEngine
-from cejudge_dspy.errors import BackboneError
+from cejudge_dspy.errors import BackboneError, CEJudgeError
 
 EXAMPLES = (
     "'embedded', 'gguf:/models/model.gguf', 'hosted_vllm/Qwen/Qwen2.5-7B-Instruct' with --api-base "
@@ -168,6 +168,24 @@ def make_lm(
             raise _invalid(spec, str(exc).replace("\n", " ")) from exc
 
 
+def check_backbone(spec: str, *, api_base: str | None = None, **options: Any) -> None:
+    """Raise the BackboneError `make_lm` would, without loading or assembling any model.
+
+    Run before anything is written, so a mistyped `--lm` never leaves a run directory behind. The
+    packaged model is only checked for its runtime (assembling it is the slow part of its first use).
+    """
+    if isinstance(spec, str) and spec.strip() == "embedded":
+        if api_base:
+            raise BackboneError("--api-base applies to HTTP backbones only, not to 'embedded'; drop it")
+        if not _llama_cpp_installed():
+            raise BackboneError(
+                "llama-cpp-python is not installed, so local GGUF models cannot run; "
+                "pip install 'cejudge-dspy[embedded]' or use an HTTP backbone with --api-base"
+            )
+        return
+    make_lm(spec, api_base=api_base, **options)
+
+
 def _chain(exc: BaseException) -> list[BaseException]:
     seen: list[BaseException] = []
     current: BaseException | None = exc
@@ -191,6 +209,8 @@ def explain_backbone_error(
     for item in chain:
         if isinstance(item, BackboneError):
             return item
+        if isinstance(item, CEJudgeError):
+            return None  # a translator, data or task error explains itself; the backbone is not at fault
     if not any(isinstance(e, (dx.LMError, dspy.lm15.LM15Error, OSError)) for e in chain):
         return None  # text matching below is only trusted on errors from the LM layer or the network
     where = f"backbone '{spec}'" + (f" at {api_base}" if api_base else "")

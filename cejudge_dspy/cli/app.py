@@ -88,12 +88,15 @@ def _tasks_parser(sub: Any) -> None:
 
 def _run_tasks(args: argparse.Namespace) -> int:
     from cejudge_dspy.cli.display import console, items_panels, tasks_table
-    from cejudge_dspy.tasks import available_tasks, load_task
+    from cejudge_dspy.tasks import available_tasks, broken_declarations, load_task
 
     out = console()
     if args.action == "list":
         out.print(tasks_table(available_tasks()))
-        return 0
+        for error in broken_declarations().values():
+            line = f"warning: skipped a declaration: {error}"
+            console(stderr=True).print(line, soft_wrap=True, markup=False)
+        return 1 if broken_declarations() else 0
     if not args.name:
         raise InputError("`cejudge tasks show` needs a task name", field="name")
     spec = load_task(args.name)

@@ -41,6 +41,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--concurrency", type=int, default=1, help="items in flight at once")
     p.add_argument("--shard", help="K/N: judge only the K-th of N deterministic shards")
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for CIs (0: none)")
+    p.add_argument("--force-new", action="store_true", help="move the run in --out aside and start over")
     p.set_defaults(handler=run_evaluate)
 
     p = sub.add_parser("score-predictions", help="per-language accuracy / Kendall tau of `pred, gold` files")
@@ -54,6 +55,7 @@ def add_parsers(sub: Any) -> None:
     p = sub.add_parser("merge", help="merge the results of sharded runs into one run directory")
     p.add_argument("runs", nargs="+")
     p.add_argument("--out", required=True)
+    p.add_argument("--partial", action="store_true", help="merge even if some of the N shards are missing")
     p.set_defaults(handler=run_merge)
 
 
@@ -79,28 +81,26 @@ def parse_shard(value: str | None) -> tuple[int, int] | None:
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    from cejudge_dspy.cli.display import console, dimension_tables, summary_table
-    from cejudge_dspy.data.loader import load_items
-    from cejudge_dspy.evaluation.runner import (
-        RESULTS,
-        SUMMARY,
-        judge_items,
-        pending_items,
-        prepare_run_dir,
-        read_records,
-    )
-    from cejudge_dspy.evaluation.summary import summarize
+    from cejudge_dspy.cli.run_setup import check_lm, check_options, run_identity
+    from cejudge_dspy.data import field_mapping, fingerprint, load_items
+    from cejudge_dspy.evaluation.run_dir import lock
+    from cejudge_dspy.evaluation.runner import prepare_run_dir
     from cejudge_dspy.tasks import load_task
 
+    # Everything is checked before anything is written: a typo never leaves a run behind.
     if not args.task:
         raise InputError("is required for evaluate", field="--task")
-    spec = load_task(args.task)
+    check_options(args)
     shard = parse_shard(args.shard)
+    spec = load_task(args.task)
+    check_lm(args)
+    program = build(args, spec.name)
+    fields, constants = parse_fields(args.field), parse_fields(args.const, "--const")
     items = load_items(
         spec,
         args.data,
-        fields=parse_fields(args.field),
-        constants=parse_fields(args.const, "--const"),
+        fields=fields,
+        constants=constants,
         languages=args.language,
         subsets=args.subset,
         limit=args.limit,
@@ -109,20 +109,40 @@ def run_evaluate(args: argparse.Namespace) -> int:
     if shard:
         items = [i for i in items if shard_of(shard_key(i), shard[1]) == shard[0] - 1]
     out = Path(args.out or f"runs/{spec.name}-{args.method}")
-    config = {
-        "task": spec.name,
-        "method": args.method,
-        "lm": args.lm,
-        "api_base": args.api_base,
-        "orders": args.orders,
-        "translator": args.translator,
-        "program": program_label(args, spec.name),
-        "data": args.data,
-        "limit": args.limit,
-        "seed": args.seed,
-        "shard": args.shard,
-    }
-    records = prepare_run_dir(out, config)
+    config = run_identity(
+        args,
+        spec,
+        program_label(args, spec.name),
+        fingerprint(spec, args.data),
+        *field_mapping(spec, fields, constants),
+    )
+    if shard:
+        config["shard"] = f"{shard[0]}/{shard[1]}"
+    with lock(out):
+        records = prepare_run_dir(out, config, force_new=args.force_new)
+        return _judge_and_summarize(args, spec, program, items, records, out, config)
+
+
+def _judge_and_summarize(
+    args: argparse.Namespace,
+    spec: Any,
+    program: Any,
+    items: list[Item],
+    records: list[Any],
+    out: Path,
+    config: dict[str, Any],
+) -> int:
+    from cejudge_dspy.cli.display import console, dimension_tables, summary_table
+    from cejudge_dspy.evaluation.runner import (
+        RESULTS,
+        SUMMARY,
+        judge_items,
+        pending_items,
+        read_records,
+        write_summary,
+    )
+    from cejudge_dspy.evaluation.summary import summarize
+
     todo = pending_items(items, records)
     err = console(stderr=True)
     err.print(
@@ -138,11 +158,10 @@ def run_evaluate(args: argparse.Namespace) -> int:
             display.on_record(record.id, record.status)
 
         with live(err, display, transient=False), backbone(args, display):
-            program = ItemProgram(build(args, spec.name), todo, display.on_stage)
             asyncio.run(
                 judge_items(
                     todo,
-                    program,
+                    ItemProgram(program, todo, display.on_stage),
                     out / RESULTS,
                     task=spec.name,
                     method=args.method,
@@ -151,14 +170,26 @@ def run_evaluate(args: argparse.Namespace) -> int:
                 )
             )
             display.update("")
-    summary = summarize(read_records(out / RESULTS), spec, n_resamples=args.bootstrap, seed=args.seed)
+    final = read_records(out / RESULTS)
+    summary = summarize(final, spec, n_resamples=args.bootstrap, seed=args.seed)
     summary["run"] = config
-    (out / SUMMARY).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_summary(out / SUMMARY, summary)
     stdout = console()
     stdout.print(summary_table(summary))
     if (dims := dimension_tables(summary)) is not None:
         stdout.print(dims)
     stdout.print(f"results: {out / RESULTS} · summary: {out / SUMMARY}")
+    return _exit_code(err, [r for r in final if r.id in {i.id for i in items}])
+
+
+def _exit_code(err: Any, records: list[Any]) -> int:
+    """1 when every item of the run errored (a configuration fault, not a result), else 0."""
+    errors = [r for r in records if r.status == "error"]
+    if records and len(errors) == len(records):
+        err.print(f"error: every item failed ({len(errors)}); the first: {errors[0].error}", soft_wrap=True)
+        return 1
+    if errors:
+        err.print(f"warning: {len(errors)} items failed; rerun the same command to retry them")
     return 0
 
 
@@ -226,8 +257,11 @@ def run_compare(args: argparse.Namespace) -> int:
 
 def run_merge(args: argparse.Namespace) -> int:
     from cejudge_dspy.cli.display import console, summary_table
-    from cejudge_dspy.evaluation.compare import merge_runs
+    from cejudge_dspy.evaluation.merge import merge_runs
 
-    summary = merge_runs([Path(r) for r in args.runs], Path(args.out))
+    summary = merge_runs([Path(r) for r in args.runs], Path(args.out), partial=args.partial)
     console().print(summary_table(summary))
+    if part := summary.get("partial"):
+        missing = ", ".join(f"{k}/{part['of']}" for k in part["missing"])
+        console(stderr=True).print(f"partial merge: shards {missing} are missing from {args.out}")
     return 0

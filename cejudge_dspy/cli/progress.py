@@ -174,5 +174,11 @@ def rate(items: float, seconds: float) -> str:
 @contextmanager
 def live(console: Console, display: Any, transient: bool) -> Iterator[Any]:
     """Redraw `display` on `console` (stderr) a few times a second for the block."""
-    with Live(display, console=console, refresh_per_second=4, transient=transient, redirect_stdout=False):
-        yield display
+    try:
+        with Live(display, console=console, refresh_per_second=4, transient=transient, redirect_stdout=False):
+            yield display
+    finally:
+        if not console.is_terminal:
+            # Off a terminal, Live leaves its last frame without a line end; what follows (an error
+            # line, the summary) must start on its own line.
+            console.line()

@@ -34,6 +34,13 @@ def _mapping(
     return f, c
 
 
+def field_mapping(
+    task: TaskSpec, fields: dict[str, str] | None, constants: dict[str, str] | None
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The (fields, constants) a load uses: the declaration with command-line overrides applied."""
+    return _mapping(task, fields, constants)
+
+
 def _adapt_to_file(
     fields: dict[str, str], constants: dict[str, str], columns: list[str], from_cli: set[str]
 ) -> tuple[dict[str, str], dict[str, str]]:

@@ -126,6 +126,18 @@ def _languages(
     return language, _optional_language(raw, "response_language", item_id)
 
 
+def _position(where: str, index: int) -> str:
+    """Where a row is, 1-based as editors count: the line of a JSONL or CSV file (after the header; a
+    quoted cell spanning lines shifts it), else the row of a JSON list, a Parquet file or a hub split."""
+    name = Path(where).name
+    suffix = Path(where).suffix.lower()
+    if suffix == ".jsonl":
+        return f"{name} line {index + 1}"
+    if suffix in (".csv", ".tsv"):
+        return f"{name} line {index + 2}"
+    return f"{name} row {index + 1}"
+
+
 class _Loader:
     """Turns mapped rows into items, counting what the filters drop and collecting row problems."""
 
@@ -168,8 +180,9 @@ class _Loader:
         if self.subsets is not None and (subset or "").casefold() not in self.subsets:
             self.dropped["outside --subsets"] += 1
             return
+        shown = f"{item_id} ({_position(where, index)})"  # problems name the line a user opens the file at
         try:
-            language, response_language = _languages(raw, item_id, file_pair, self.default)
+            language, response_language = _languages(raw, shown, file_pair, self.default)
         except InputError as exc:
             self.problems.append(exc)
             return
@@ -185,12 +198,12 @@ class _Loader:
                 what = (
                     "empty or missing text" if _blank(value) else f"expected text, got {type(value).__name__}"
                 )
-                self.problems.append(InputError(what, item=item_id, field=f))
+                self.problems.append(InputError(what, item=shown, field=f))
             else:
                 values[f] = str(value)
         if "label" in raw:  # mapped or constant; unmapped means unlabelled data
             try:
-                values["label"] = parse_label(raw["label"], self.task, item_id)
+                values["label"] = parse_label(raw["label"], self.task, shown)
             except InputError as exc:
                 self.problems.append(exc)
         if len(self.problems) == before:

@@ -6,6 +6,7 @@ The file conventions (formats, CSV delimiter, directories) are listed in data.py
 from __future__ import annotations
 
 import csv
+import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,10 +36,40 @@ def _cause(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
 
 
+def _check_utf8(file: Path) -> None:
+    """Arrow reads invalid UTF-8 into a column and fails later with a traceback: refuse it here."""
+    import codecs
+
+    decoder, line = codecs.getincrementaldecoder("utf-8")(), 1
+    with file.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            try:
+                decoder.decode(block)
+            except UnicodeDecodeError as exc:
+                line += block[: exc.start].count(b"\n")
+                raise DataError(
+                    f"{file} line {line}: not UTF-8 text (byte {block[exc.start]:#04x}); "
+                    "save the file as UTF-8"
+                ) from None
+            line += block.count(b"\n")
+    try:
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        raise DataError(f"{file}: ends inside a UTF-8 character; save the file as UTF-8") from None
+
+
 def _read_file(file: Path, declared_delimiter: str) -> Any:
     import datasets  # slow import, needed only when data is read
 
     kind, kwargs = FORMATS[file.suffix.lower()], {}
+    if kind != "parquet":
+        with file.open("rb") as fh:
+            head = fh.read(1 << 16)
+        if not head.strip():
+            raise DataError(f"{file} is empty; pass a file with one item per row")
+        if kind == "csv" and len([line for line in head.splitlines() if line.strip()]) < 2:
+            raise DataError(f"{file} has a header but no rows; pass a file with one item per row")
+        _check_utf8(file)
     if kind == "csv":
         with file.open(encoding="utf-8-sig", errors="replace") as fh:
             header = fh.readline()
@@ -98,3 +129,25 @@ def _sources(task: TaskSpec, path: str | None) -> Iterator[tuple[str, str, Path 
         )
     for file in files:
         yield str(file), file.stem, file, _read_file(file, spec.delimiter)
+
+
+def fingerprint(task: TaskSpec, path: str | None) -> str:
+    """What the data is, for a run's identity: a SHA-256 over the local files (names and bytes, in the
+    order they are read), or the hub id, config and split for the task's hub dataset."""
+    if path is None:
+        spec = task.dataset
+        return f"hub:{spec.hub_id}/{spec.config or 'default'}/{spec.split}"
+    root = Path(path).expanduser()
+    files = (
+        sorted(f for f in root.iterdir() if f.is_file() and f.suffix.lower() in FORMATS)
+        if root.is_dir()
+        else [root]
+    )
+    digest = hashlib.sha256()
+    for file in files:
+        digest.update(file.name.encode() + b"\0")
+        with file.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+        digest.update(b"\0")
+    return digest.hexdigest()[:16]

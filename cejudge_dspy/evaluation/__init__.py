@@ -2,7 +2,8 @@
 
 from cejudge_dspy.evaluation.agreement import fleiss_kappa, fleiss_kappa_from_labels, krippendorff_alpha
 from cejudge_dspy.evaluation.checkeval import checkeval_agreement, mean_human_score, per_group_correlation
-from cejudge_dspy.evaluation.compare import compare_runs, load_run, merge_runs
+from cejudge_dspy.evaluation.compare import compare_runs, load_run
+from cejudge_dspy.evaluation.merge import merge_runs
 from cejudge_dspy.evaluation.metrics import (
     CORRELATIONS,
     MetricResult,

@@ -1,26 +1,26 @@
-"""Two runs side by side (`cejudge compare`) and sharded runs joined (`cejudge merge`).
+"""Two runs side by side (`cejudge compare`); sharded runs are joined in merge.py.
 
 Pure functions over run directories; the CLI renders what they return.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from cejudge_dspy.errors import CEJudgeError
 from cejudge_dspy.evaluation.metrics import CORRELATIONS, MetricResult, accuracy, kendall_tau, share
-from cejudge_dspy.evaluation.runner import RESULTS, RESUME_KEYS, RUN, SUMMARY, Record, read_records
+from cejudge_dspy.evaluation.run_dir import read_identity
+from cejudge_dspy.evaluation.runner import RESULTS, Record, read_records
 from cejudge_dspy.evaluation.significance import mcnemar, paired_bootstrap_diff
-from cejudge_dspy.evaluation.summary import language_key, prediction, summarize
+from cejudge_dspy.evaluation.summary import language_key, prediction
 from cejudge_dspy.tasks import load_task
 
 
 def load_run(path: Path) -> tuple[dict[str, Any], list[Record]]:
     if not (path / RESULTS).exists():
         raise CEJudgeError(f"{path}: no {RESULTS}; pass a directory written by `cejudge evaluate --out`")
-    config = json.loads((path / RUN).read_text(encoding="utf-8")) if (path / RUN).exists() else {}
+    config = read_identity(path) or {}
     latest = {r.id: r for r in read_records(path / RESULTS)}
     return config, list(latest.values())
 
@@ -81,35 +81,3 @@ def _compare(
         )
         agree = kendall_tau(pa, pb)
     return {"a": ma.to_dict(), "b": mb.to_dict(), "agreement": agree.to_dict(), "test": test.to_dict()}
-
-
-def merge_runs(paths: list[Path], out: Path, *, n_resamples: int = 1000, seed: int = 42) -> dict[str, Any]:
-    """Join shard runs: same task and method required; an item judged in two shards is an error."""
-    configs, merged = [], {}
-    for path in paths:
-        config, records = load_run(path)
-        configs.append(config)
-        for r in records:
-            if r.id in merged:
-                raise CEJudgeError(
-                    f"item {r.id} appears in more than one run ({path}); shards must not overlap"
-                )
-            merged[r.id] = r
-    for path, config in zip(paths[1:], configs[1:], strict=True):
-        diff = [k for k in RESUME_KEYS if config.get(k) != configs[0].get(k)]
-        if diff:
-            raise CEJudgeError(
-                f"{path} differs from {paths[0]} in {', '.join(diff)}; only shards of one run merge"
-            )
-    out.mkdir(parents=True, exist_ok=True)
-    if (out / RESULTS).exists():
-        raise CEJudgeError(f"{out / RESULTS} exists; merge into a new directory")
-    with (out / RESULTS).open("w", encoding="utf-8") as fh:
-        for r in merged.values():
-            fh.write(json.dumps(r.__dict__, ensure_ascii=False) + "\n")
-    config = {**configs[0], "shard": None, "merged_from": [str(p) for p in paths]}
-    (out / RUN).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-    summary = summarize(list(merged.values()), load_task(config["task"]), n_resamples=n_resamples, seed=seed)
-    summary["run"] = config
-    (out / SUMMARY).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return summary

@@ -19,12 +19,22 @@ from typing import Any
 import dspy
 
 from cejudge_dspy.errors import BackboneError, CEJudgeError, InputError
+from cejudge_dspy.evaluation.redact import redact
+from cejudge_dspy.evaluation.run_dir import (
+    IDENTITY_KEYS,
+    RESULTS,
+    RUN,  # noqa: F401 - re-exported for compare, merge and older callers
+    SUMMARY,  # noqa: F401
+    RunWriteError,
+    append_record,
+    open_run,
+    write_json_atomic,
+)
 from cejudge_dspy.items import Item
 from cejudge_dspy.results import JudgeResult
 
-RESULTS, RUN, SUMMARY = "results.jsonl", "run.json", "summary.json"
-# What must match for a rerun to resume into the same directory.
-RESUME_KEYS = ("task", "method", "lm", "orders", "translator", "program")
+# What must match for a rerun to resume into the same directory: the whole identity (run_dir.py).
+RESUME_KEYS = IDENTITY_KEYS
 
 
 @dataclass
@@ -46,7 +56,8 @@ class Record:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Record:
-        return cls(**data)
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in data.items() if k in known})
 
 
 @dataclass
@@ -63,41 +74,40 @@ class RunProgress:
 
 
 def read_records(path: Path) -> list[Record]:
-    """Read results.jsonl; a torn last line (killed mid-write) is ignored, later ones are not."""
+    """Read results.jsonl; a torn last line (killed mid-write) is ignored, a corrupt earlier one is not."""
     if not path.exists():
         return []
     records: list[Record] = []
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = path.read_bytes().split(b"\n")  # the last element is b"" when the file ends with a newline
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            records.append(Record.from_dict(json.loads(line)))
-        except (json.JSONDecodeError, TypeError) as exc:
+            data = json.loads(line)
+            if not isinstance(data, dict):
+                raise TypeError(f"expected a JSON object, got {type(data).__name__}")
+            records.append(Record.from_dict(data))
+        except (ValueError, TypeError) as exc:
             if n == len(lines):
-                break
+                break  # no newline after it: a write that did not finish
             raise CEJudgeError(
-                f"{path}:{n}: corrupt record ({exc}); remove the line or use another --out"
-            ) from exc
+                f"{path}:{n}: corrupt record ({' '.join(str(exc).split())[:120]}); "
+                "remove the line, or use --force-new or another --out"
+            ) from None
     return records
 
 
-def prepare_run_dir(out: Path, config: dict[str, Any]) -> list[Record]:
-    """Create or reopen a run directory; refuse to mix two configurations in one file."""
-    out.mkdir(parents=True, exist_ok=True)
-    run_file = out / RUN
-    if run_file.exists():
-        old = json.loads(run_file.read_text(encoding="utf-8"))
-        if old.get("method") != "cejudge" and old.get("program") == "auto":
-            old["program"] = "base"  # runs recorded before programs were resolved; only CE-Judge is tuned
-        diff = [k for k in RESUME_KEYS if old.get(k) != config.get(k)]
-        if diff:
-            shown = ", ".join(f"{k}: {old.get(k)!r} -> {config.get(k)!r}" for k in diff)
-            raise CEJudgeError(
-                f"{out} holds a run with other settings ({shown}); use another --out to start fresh"
-            )
-    run_file.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+def prepare_run_dir(out: Path, config: dict[str, Any], *, force_new: bool = False) -> list[Record]:
+    """Create or reopen a run directory for `config` (see run_dir.open_run) and read its records.
+
+    Callers that may run concurrently hold `run_dir.lock(out)` around this and the judging."""
+    open_run(out, config, force_new=force_new)
     return read_records(out / RESULTS)
+
+
+def write_summary(path: Path, summary: dict[str, Any]) -> None:
+    """summary.json, replaced atomically (a reader never sees half of it)."""
+    write_json_atomic(path, summary)
 
 
 def pending_items(items: Sequence[Item], records: Sequence[Record]) -> list[Item]:
@@ -146,7 +156,11 @@ async def judge_items(
                     return
                 record = Record(item.id, task, method, "error", _item_dict(item), None, error=str(explained))
             record.seconds = round(time.monotonic() - start, 3)
-            _append(results_path, record)
+            try:
+                append_record(results_path, redact(asdict(record), _secrets()))
+            except RunWriteError as exc:
+                fatal.append(exc)
+                return
             records.append(record)
             if progress is not None:
                 _count(progress, record)
@@ -169,12 +183,11 @@ def _explain(exc: Exception) -> Exception:
     return explain_backbone_error(exc, getattr(lm, "model", "?")) or exc
 
 
-def _append(path: Path, record: Record) -> None:
-    # One write per line, flushed: an interrupted run leaves whole lines (plus at most one torn one).
-    line = json.dumps(asdict(record), ensure_ascii=False) + "\n"
-    with path.open("a", encoding="utf-8") as fh:
-        fh.write(line)
-        fh.flush()
+def _secrets() -> list[str]:
+    """The current backbone's API key: never stored in a record, whatever a server echoes back."""
+    lm = dspy.settings.lm
+    key = (getattr(lm, "kwargs", None) or {}).get("api_key")
+    return [key] if isinstance(key, str) else []
 
 
 def _count(progress: RunProgress, record: Record) -> None:

@@ -111,11 +111,62 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
         raise CEJudgeError(f"'{path}' has no manifest ({target.name}), so it cannot be checked; {FIX}")
     try:
         data = json.loads(target.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise CEJudgeError(f"manifest {target} is unreadable ({exc}); {FIX}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CEJudgeError(f"manifest {target} is unreadable ({_one_line(exc)}); {FIX}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CEJudgeError(f"manifest {target} is not a {FORMAT} manifest; {FIX}")
+    stages = data.get("stages")
+    if not isinstance(stages, list) or not all(
+        isinstance(st, dict)
+        and isinstance(st.get("name"), str)
+        and all(
+            isinstance(st.get(kind), list) and all(isinstance(f, list) and len(f) == 2 for f in st[kind])
+            for kind in ("inputs", "outputs")
+        )
+        for st in stages
+    ):
+        raise CEJudgeError(
+            f"manifest {target}: 'stages' must list each stage's name, inputs and outputs; {FIX}"
+        )
     return data
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:160]
+
+
+def read_state(path: str | Path, program: dspy.Module) -> dict[str, Any]:
+    """The saved DSPy state at `path`, checked to be one for `program`'s stages before DSPy loads it.
+
+    DSPy would take a truncated, empty or mistyped state with a traceback, or silently (instructions
+    that are not text turn every item into an error)."""
+    where = str(path)
+    try:
+        state = json.loads(Path(path).read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CEJudgeError(f"program {where} is not a saved program ({_one_line(exc)}); {FIX}") from None
+    if not isinstance(state, dict):
+        raise CEJudgeError(f"program {where} is not a saved program (a JSON {type(state).__name__}); {FIX}")
+    names = [name for name, _ in program.named_predictors()]
+    missing = [n for n in names if n not in state]
+    extra = [k for k in state if k not in names and k != "metadata"]
+    if missing or extra:
+        raise CEJudgeError(
+            f"program {where} does not fit this program's stages (missing {missing or 'none'}, "
+            f"unknown {extra or 'none'}); {FIX}"
+        )
+    for name in names:
+        stage = state[name]
+        signature = stage.get("signature") if isinstance(stage, dict) else None
+        if not isinstance(signature, dict) or not isinstance(signature.get("instructions"), str):
+            raise CEJudgeError(f"program {where}: stage {name} has no text 'signature.instructions'; {FIX}")
+        if not isinstance(signature.get("fields", []), list) or not isinstance(stage.get("demos", []), list):
+            raise CEJudgeError(f"program {where}: stage {name} has malformed fields or demos; {FIX}")
+        if any(not isinstance(f, dict) for f in signature.get("fields", [])) or any(
+            not isinstance(d, dict) for d in stage.get("demos", [])
+        ):
+            raise CEJudgeError(f"program {where}: stage {name} has malformed fields or demos; {FIX}")
+    return state
 
 
 def check_manifest(manifest: dict[str, Any], spec: TaskSpec, program: dspy.Module, where: str) -> None:
@@ -152,10 +203,13 @@ def load_into(program: M, task: str | TaskSpec, path: str | Path) -> M:
     """Load a checked state into an already built program (in place) and return it."""
     spec = load_task(task)
     check_manifest(read_manifest(path), spec, program, str(path))
-    state = json.loads(Path(path).read_text(encoding="utf-8"))
+    state = read_state(path, program)
     if any(isinstance(v, dict) and v.get("lm") for v in state.values()):
         raise CEJudgeError(f"{path} carries a bound LM; refusing to load it. {FIX}")
-    program.load(str(path))
+    try:
+        program.load(str(path))
+    except Exception as exc:  # DSPy's loader: a shape read_state did not foresee
+        raise CEJudgeError(f"program {path} could not be loaded ({_one_line(exc)}); {FIX}") from None
     return program
 
 

@@ -17,6 +17,7 @@ from typing import Any, Literal
 import dspy
 from dspy.utils.exceptions import AdapterParseError
 
+from cejudge_dspy.errors import BackboneError
 from cejudge_dspy.results import OrderResult, swap_verdict
 from cejudge_dspy.usage import record_call
 
@@ -47,6 +48,12 @@ class Stage(dspy.Module):
 
     async def aforward(self, **inputs: Any) -> dspy.Prediction:
         name = type(self).__name__
+        if self.predict.lm is None and dspy.settings.lm is None:
+            raise BackboneError(
+                "no backbone is configured for this judge: wrap the call in "
+                "`with cejudge_dspy.use_backbone('embedded'):` (or dspy.context(lm=...)); "
+                "dspy.context does not reach raw threads, so enter it inside each worker thread"
+            )
         current = dspy.settings.adapter or dspy.ChatAdapter()
         attempts: list[dspy.Adapter | None] = [None, _other_adapter(current)]
         reason, raw = "no attempt made", None

@@ -94,7 +94,10 @@ class Checklist:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Checklist:
         data = {k: v for k, v in data.items() if k != "format"}
-        data["questions"] = [Question(**q) for q in data.get("questions", [])]
+        questions = data.get("questions", [])
+        if not isinstance(questions, list) or not all(isinstance(q, dict) for q in questions):
+            raise TypeError("'questions' must be a list of objects")
+        data["questions"] = [Question(**q) for q in questions]
         return cls(**data)
 
     def save(self, path: str | Path | None = None) -> Path:
@@ -113,11 +116,36 @@ class Checklist:
                 f"no checklist at {source}: build it with `cejudge checklist build --task {spec.name}`"
             )
         try:
-            checklist = cls.from_dict(json.loads(source.read_text(encoding="utf-8")))
+            data = json.loads(source.read_bytes().decode("utf-8"))
+            if not isinstance(data, dict):
+                raise TypeError(f"a JSON {type(data).__name__}, not an object")
+            checklist = cls.from_dict(data)
         except (ValueError, TypeError) as exc:
-            raise DataError(f"{source}: not a checklist file ({exc})") from None
+            raise DataError(
+                f"{source}: not a checklist file ({' '.join(str(exc).split())[:160]}); "
+                f"rebuild it with `cejudge checklist build --task {spec.name}`"
+            ) from None
+        checklist.check(source)
         checklist.matches(spec)
         return checklist
+
+    def check(self, source: Path | str) -> None:
+        """Refuse question entries that are not text, and a checklist that would ask nothing."""
+        for n, q in enumerate(self.questions, 1):
+            for attr in ("text", "dimension", "subdimension"):
+                value = getattr(q, attr)
+                if not isinstance(value, str) or not value.strip():
+                    raise DataError(
+                        f"{source}: question {n} has no text '{attr}' (got {value!r}); "
+                        "fix the entry or rebuild the checklist"
+                    )
+            if not isinstance(q.kept, bool):
+                raise DataError(f"{source}: question {n}: 'kept' must be true or false, got {q.kept!r}")
+        if not self.kept():
+            raise DataError(
+                f"{source}: no question is kept, so CheckEval would ask nothing; keep some questions "
+                f'("kept": true) or rebuild with `cejudge checklist build --task {self.task}`'
+            )
 
 
 def default_checklist_path(task: str | TaskSpec) -> Path:

@@ -1,0 +1,228 @@
+"""A run directory holds one run: its identity, an exclusive lock, and records appended atomically.
+
+- `run.json` is the run's identity: everything that changes its records (see `IDENTITY_KEYS`). Resuming
+  with any difference is refused with the difference named; `force_new` moves the old run aside into
+  `superseded-<time>/` (nothing is deleted). A directory whose run.json has no records yet takes the new
+  identity: nothing could mix.
+- `lock` holds an exclusive OS lock (`filelock`) on `.lock` for as long as a process writes; the kernel
+  drops it when the process dies, even by SIGKILL. `.holder` says who holds it, for the second writer.
+- `append_record` writes one line with one `write` on an O_APPEND descriptor, then fsyncs. A failed or
+  short write is rolled back to the previous end of file and raised as one line: nothing already
+  written is lost, and no torn line is left behind.
+- `repair_torn_tail` (run on resume, under the lock) moves a torn final line (a crash or a full disk
+  mid-write before this format) aside into `results.jsonl.torn`, so its item is judged again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from cejudge_dspy.errors import CEJudgeError
+
+RESULTS, RUN, SUMMARY, TORN = "results.jsonl", "run.json", "summary.json", "results.jsonl.torn"
+IDENTITY_FORMAT = 2
+# What changes a run's records. `shard` is part of a shard run's identity; `merge` compares all but it.
+# run.json also keeps `data` (the path): two copies of one file are the same data, so the bytes compare.
+IDENTITY_KEYS = (
+    "task",
+    "task_version",
+    "method",
+    "program",
+    "lm",
+    "api_base",
+    "temperature",
+    "max_tokens",
+    "constrained",
+    "orders",
+    "translator",
+    "data_sha256",
+    "fields",
+    "constants",
+    "languages",
+    "subsets",
+    "limit",
+    "seed",
+    "shard",
+)
+
+
+class RunWriteError(CEJudgeError):
+    """results.jsonl could not be written (full disk, file size limit, permissions)."""
+
+
+class RunLockedError(CEJudgeError):
+    """Another process writes into the run directory."""
+
+
+def identity_diff(old: dict[str, Any], new: dict[str, Any], keys: tuple[str, ...] = IDENTITY_KEYS) -> str:
+    """The differences between two identities as `key: old -> new, ...` ('' when they agree)."""
+    return ", ".join(f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in keys if old.get(k) != new.get(k))
+
+
+def read_identity(out: Path) -> dict[str, Any] | None:
+    """The run.json of `out`, or None; a file that is not a JSON object is one clear error."""
+    path = out / RUN
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CEJudgeError(f"{path} is unreadable ({exc}); use --force-new or another --out") from None
+    if not isinstance(data, dict):
+        raise CEJudgeError(f"{path} is not a run description; use --force-new or another --out")
+    return data
+
+
+def open_run(out: Path, identity: dict[str, Any], *, force_new: bool = False) -> None:
+    """Create or reopen `out` for `identity` (call under `lock`), with any torn final line moved aside.
+
+    Refuses an existing run with another identity unless `force_new`, which moves it aside first.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    old = read_identity(out)
+    has_records = (out / RESULTS).exists() and (out / RESULTS).stat().st_size > 0
+    if old is not None and has_records:
+        if force_new:
+            _supersede(out)
+        elif old.get("identity") != IDENTITY_FORMAT:
+            raise CEJudgeError(
+                f"{out} holds a run from an older cejudge that did not record all its settings "
+                "(temperature, max_tokens, data fingerprint); use --force-new to move it aside, "
+                "or another --out"
+            )
+        elif diff := identity_diff(old, identity):
+            raise CEJudgeError(
+                f"{out} holds a run with other settings ({diff}); use --force-new to move it aside "
+                "and start over, or another --out"
+            )
+    elif has_records and not force_new:
+        raise CEJudgeError(
+            f"{out} holds records but no {RUN}, so what they were judged with is unknown; "
+            "use --force-new to move them aside, or another --out"
+        )
+    elif force_new and any(out.iterdir()):
+        _supersede(out)
+    write_json_atomic(out / RUN, {"identity": IDENTITY_FORMAT, **identity})
+    (out / RESULTS).touch()  # a shard with no items is still a run that merge can count
+    repair_torn_tail(out / RESULTS)
+
+
+def _supersede(out: Path) -> None:
+    aside = out / f"superseded-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+    aside.mkdir()
+    for name in (RUN, RESULTS, SUMMARY, TORN):
+        if (out / name).exists():
+            os.replace(out / name, aside / name)
+    print(f"warning: the previous run in {out} was moved to {aside}", file=sys.stderr)
+
+
+def repair_torn_tail(path: Path) -> bool:
+    """Move a torn or unreadable final line into `<path>.torn` and cut it off; True if one was."""
+    if not path.exists():
+        return False
+    data = path.read_bytes()
+    body = data.rstrip(b"\n")
+    if not body:
+        return False
+    start = body.rfind(b"\n") + 1
+    last = body[start:]
+    try:
+        whole = isinstance(json.loads(last), dict)
+    except ValueError:
+        whole = False
+    if whole:  # a complete record that lacks only its newline
+        if not data.endswith(b"\n"):
+            with path.open("ab") as fh:
+                fh.write(b"\n")
+        return False
+    with path.with_name(path.name + ".torn").open("ab") as fh:
+        fh.write(last + b"\n")
+    with path.open("r+b") as fh:
+        fh.truncate(start)
+        os.fsync(fh.fileno())
+    print(
+        f"warning: {path}: the last line was cut off (an interrupted write); moved it to "
+        f"{path.name}.torn, its item is judged again",
+        file=sys.stderr,
+    )
+    return True
+
+
+def append_record(path: Path, record: dict[str, Any]) -> None:
+    """Append one record as one line, durably; on failure leave the file as it was and raise one line."""
+    line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        start = os.fstat(fd).st_size
+        try:
+            written = 0
+            while written < len(line):
+                written += os.write(fd, line[written:])
+            os.fsync(fd)
+        except OSError as exc:
+            try:
+                os.ftruncate(fd, start)  # no torn line: the file ends where the last whole record did
+            except OSError:
+                pass
+            raise RunWriteError(
+                f"cannot write {path} ({exc.strerror or exc}); the records already written are kept: "
+                "free space (or raise the file size limit) and rerun the same command to resume"
+            ) from None
+    finally:
+        os.close(fd)
+
+
+def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            fh.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise RunWriteError(f"cannot write {path} ({exc.strerror or exc}); free space and rerun") from None
+
+
+@contextmanager
+def lock(out: Path, command: str = "cejudge evaluate") -> Iterator[None]:
+    """Hold the run directory's exclusive lock for the block; a second writer gets one line."""
+    out.mkdir(parents=True, exist_ok=True)
+    file_lock = FileLock(str(out / ".lock"), timeout=0)
+    try:
+        file_lock.acquire()
+    except Timeout:
+        raise RunLockedError(
+            f"{out} is in use by another writer ({_holder(out)}); wait for it to finish, or use another --out"
+        ) from None
+    try:
+        holder = {"pid": os.getpid(), "host": socket.gethostname(), "command": command, "since": time.time()}
+        (out / ".holder").write_text(json.dumps(holder) + "\n", encoding="utf-8")
+        yield
+    finally:
+        file_lock.release()
+
+
+def _holder(out: Path) -> str:
+    try:
+        h = json.loads((out / ".holder").read_text(encoding="utf-8"))
+        since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(h["since"]))
+        return f"pid {h['pid']} on {h['host']}, {h['command']}, since {since}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "holder unknown"
+
+
+def remove_tree(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
