@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import dspy
@@ -33,6 +33,17 @@ class Item:
     subset: str | None = None
     group: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The item as results.jsonl stores it (`meta` is loader bookkeeping and is not stored)."""
+        data = asdict(self)
+        data.pop("meta", None)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Item:
+        known = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in data.items() if k in known})
 
     def inputs(self) -> dict[str, Any]:
         """Keyword arguments for the judge program of this item's mode."""

@@ -61,7 +61,7 @@ class JudgeResult:
         return self.status == "ok"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return asdict(self) | {"usage": self.usage.to_dict()}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> JudgeResult:

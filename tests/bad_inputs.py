@@ -325,9 +325,8 @@ def RUN_CASES() -> list[Case]:  # noqa: N802
 
 def run_case(case: Case, folder: Path) -> tuple[str, str]:
     """("one line" | "traceback" | "accepted" | "wrote output", detail) for one case, in-process."""
-    from cejudge_dspy.cli.app import main
-
     from cejudge_dspy import tasks
+    from cejudge_dspy.cli.app import main
 
     folder.mkdir(parents=True, exist_ok=True)
     env = case.env(folder)

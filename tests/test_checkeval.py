@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from cejudge_dspy.errors import DataError, InputError, TaskError
 from cejudge_dspy.evaluation import checkeval_agreement as agreement
 from cejudge_dspy.evaluation import per_group_correlation
 from cejudge_dspy.evaluation.runner import Record
+from cejudge_dspy.items import Item
 from cejudge_dspy.methods import build_program, method_names
 from cejudge_dspy.methods.checkeval import (
     CEJudgeCheckEval,
@@ -453,14 +453,14 @@ def test_agreement_aligns_runner_records_by_id_and_spreads_the_human_correlation
                 task="toy",
                 method="checkeval",
                 status="ok" if v is not None else "error",
-                item={"id": k, "label": labels[k]},
-                result=_result(v, ["yes"]).to_dict() if v else None,
+                item=Item(id=k, mode="pointwise", instruction="", label=labels[k]),
+                result=_result(v, ["yes"]) if v else None,
             )
             for k, v in scores.items()
         ]
 
     run1 = records({"x": 0.1, "y": 0.5, "z": 0.9})  # rho = 1
-    run2 = [asdict(r) for r in records({"z": 0.1, "y": 0.5, "x": 0.9})]  # rho = -1 once aligned by id
+    run2 = [r.to_dict() for r in records({"z": 0.1, "y": 0.5, "x": 0.9})]  # rho = -1 once aligned by id
     run3 = records({"y": None, "x": 0.2, "z": 0.8})  # y failed with an error: rho = 1 on x, z
     out = agreement([run1, run2, run3], human_key="coh")
     corr = out["human_correlation"]

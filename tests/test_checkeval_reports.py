@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ from cejudge_dspy.cli.app import main
 from cejudge_dspy.cli.display import dimension_tables, summary_table
 from cejudge_dspy.evaluation.runner import Record
 from cejudge_dspy.evaluation.summary import summarize
+from cejudge_dspy.items import Item
 from cejudge_dspy.results import JudgeResult
 from cejudge_dspy.tasks import load_task
 
@@ -38,10 +38,8 @@ def record(
         dimension_scores=dims if score is not None else {},
         details={"answers": rows},
     )
-    item = {"id": rid, "label": human, "group": "doc1"}
-    return Record(
-        id=rid, task="summeval", method="checkeval", status=result.status, item=item, result=result.to_dict()
-    )
+    item = Item(id=rid, mode="pointwise", instruction="", label=human, group="doc1")
+    return Record(id=rid, task="summeval", method="checkeval", status=result.status, item=item, result=result)
 
 
 def test_overall_row_is_the_item_score_against_the_mean_human_score() -> None:
@@ -73,7 +71,7 @@ def test_tables_say_why_a_correlation_is_undefined() -> None:
 def write_run(path: Path, records: list[Record], lm: str) -> str:
     path.mkdir()
     (path / "run.json").write_text(json.dumps({"task": "summeval", "method": "checkeval", "lm": lm}))
-    (path / "results.jsonl").write_text("".join(json.dumps(asdict(r)) + "\n" for r in records))
+    (path / "results.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in records))
     return str(path)
 
 

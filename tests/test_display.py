@@ -99,12 +99,10 @@ def test_an_unparsed_result_says_which_stage_failed() -> None:
 
 
 def record(i: int, status: str, label: str | None, verdict: str = "A", language: str = "en") -> Record:
-    result = pairwise(verdict, verdict).to_dict() if status == "ok" else None
+    result = pairwise(verdict, verdict) if status == "ok" else None
     if status == "unparsed":
-        result = JudgeResult(
-            mode="pairwise", status="unparsed", error="x", error_stage="VerdictJudgment"
-        ).to_dict()
-    item = {"id": f"i{i}", "mode": "pairwise", "language": language, "label": label, "instruction": "q"}
+        result = JudgeResult(mode="pairwise", status="unparsed", error="x", error_stage="VerdictJudgment")
+    item = Item(id=f"i{i}", mode="pairwise", language=language, label=label, instruction="q")
     return Record(
         f"i{i}", "chat", "cejudge", status, item, result, error="boom" if status == "error" else None
     )

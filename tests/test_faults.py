@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from bad_inputs import CASES, good_data, run_case
+
 from cejudge_dspy.cli.app import main
 
 CLI = [sys.executable, "-c", "import sys; from cejudge_dspy.cli.app import main; sys.exit(main())"]

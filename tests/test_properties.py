@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import tempfile
-from dataclasses import asdict
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -15,6 +14,7 @@ from cejudge_dspy.data import load_items
 from cejudge_dspy.errors import CEJudgeError
 from cejudge_dspy.evaluation.run_dir import append_record, repair_torn_tail
 from cejudge_dspy.evaluation.runner import Record, read_records
+from cejudge_dspy.items import Item
 from cejudge_dspy.tasks import load_task
 
 text = st.text(min_size=0, max_size=30)
@@ -25,7 +25,7 @@ records = st.lists(
         task=st.just("chat"),
         method=st.just("cejudge"),
         status=st.sampled_from(["ok", "unparsed", "error"]),
-        item=st.dictionaries(st.sampled_from(["instruction", "language"]), text, max_size=2),
+        item=st.builds(Item, id=text, mode=st.just("pairwise"), instruction=text, language=text),
         result=st.none(),
         error=st.none() | text,
     ),
@@ -41,7 +41,7 @@ def test_a_file_cut_anywhere_reads_as_a_prefix_and_repairs_to_whole_records(reco
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "results.jsonl"
         for r in records:
-            append_record(path, asdict(r))
+            append_record(path, r.to_dict())
         data = path.read_bytes()
         path.write_bytes(data[: int(len(data) * cut)])
         read = read_records(path)  # never raises on a torn tail
@@ -50,7 +50,7 @@ def test_a_file_cut_anywhere_reads_as_a_prefix_and_repairs_to_whole_records(reco
         assert read_records(path) == read  # the repaired file holds exactly the whole records
         assert path.read_bytes() == b"" or path.read_bytes().endswith(b"\n")
         for r in records[len(read) :]:  # resuming appends whole lines after the repair
-            append_record(path, asdict(r))
+            append_record(path, r.to_dict())
         assert read_records(path) == records
 
 

@@ -53,8 +53,8 @@ def test_records_summary_and_unparsed_accounting(tmp_path: Path) -> None:
     records = read_records(tmp_path / RESULTS)
     assert sorted(r.id for r in records) == ["1", "2", "3", "4", "5", "6"]
     by_id = {r.id: r for r in records}
-    assert by_id["4"].status == "unparsed" and by_id["4"].result["verdict"] is None
-    assert by_id["1"].result["verdict"] == "A" and by_id["1"].result["consistent"] is True
+    assert by_id["4"].status == "unparsed" and by_id["4"].result.verdict is None
+    assert by_id["1"].result.verdict == "A" and by_id["1"].result.consistent is True
     summary = summarize(records, load_task("chat"), n_resamples=0)
     # de: items 1,2,5,6 -> verdicts A,B,A,B vs gold A,A,A,A = 2/4; fr: item 3 right, item 4 unparsed.
     assert summary["per_language"]["de"]["value"] == pytest.approx(0.5)
@@ -93,7 +93,7 @@ def test_interrupted_run_resumes_without_rejudging_or_losing_items(tmp_path: Pat
     todo = pending_items(items(), records)
     assert [i.id for i in todo] == ["3", "4", "5", "6"]
     before = len(engine.calls)
-    (tmp_path / RESULTS).write_text("".join(json.dumps(r.__dict__) + "\n" for r in records))
+    (tmp_path / RESULTS).write_text("".join(json.dumps(r.to_dict()) + "\n" for r in records))
     evaluate(tmp_path, todo, lm, judge)
     judged = [c.inputs["instruction"] for c in engine.calls[before:] if c.stage == "verdict"]
     assert sorted(set(judged)) == ["q3", "q4", "q5", "q6"]

@@ -59,11 +59,11 @@ def judge(
 
 
 def total(records: Sequence[Record], key: str) -> int:
-    return sum(r.result["usage"][key] for r in records)
+    return sum(getattr(r.result.usage, key) for r in records)
 
 
 def stage_total(records: Sequence[Record], stage: str) -> int:
-    return sum(r.result["usage"]["by_stage"].get(stage, 0) for r in records)
+    return sum(r.result.usage.by_stage.get(stage, 0) for r in records)
 
 
 @pytest.mark.parametrize(
@@ -126,7 +126,7 @@ def test_rerun_with_persistent_cache_makes_no_engine_calls(tmp_path: Path, disk_
     again = judge(items, PairwiseJudge("chat"), lm, tmp_path / "again")
     assert engine.calls == 0
     assert total(again, "calls") == total(again, "cached") == 42
-    assert {r.id: r.result["verdict"] for r in again} == {r.id: r.result["verdict"] for r in first}
+    assert {r.id: r.result.verdict for r in again} == {r.id: r.result.verdict for r in first}
 
 
 class CountingProgram(dspy.Module):

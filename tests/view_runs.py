@@ -7,11 +7,11 @@ expected tables can be counted by hand (see test_view_report.py).
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from cejudge_dspy.evaluation import RESULTS, RUN, Record
+from cejudge_dspy.items import Item
 from cejudge_dspy.results import JudgeResult, OrderResult
 from cejudge_dspy.usage import Usage
 
@@ -51,7 +51,14 @@ def _pairwise(item_id: str, lang: str, gold: str, ab: str | None, ba: str | None
     }
     if ab == "E":
         return Record(
-            item_id, "chat", method, "error", item, None, error="boom: connection reset", seconds=0.5
+            item_id,
+            "chat",
+            method,
+            "error",
+            Item.from_dict(item),
+            None,
+            error="boom: connection reset",
+            seconds=0.5,
         )
     checklists = {
         "a": [f"{item_id} a q1?", f"{item_id} a q2?", f"{item_id} a q3?"],
@@ -78,7 +85,7 @@ def _pairwise(item_id: str, lang: str, gold: str, ab: str | None, ba: str | None
             details={"raw": "I think the answer is {not json"},
             **common,
         )
-        return Record(item_id, "chat", method, "unparsed", item, result.to_dict(), seconds=0.25)
+        return Record(item_id, "chat", method, "unparsed", Item.from_dict(item), result, seconds=0.25)
     orders = [
         OrderResult("AB", ab, ab, answers=["q1 -> yes"], feedback=f"AB feedback {item_id}"),
         OrderResult(
@@ -95,7 +102,7 @@ def _pairwise(item_id: str, lang: str, gold: str, ab: str | None, ba: str | None
         orders=orders,
         **common,
     )
-    return Record(item_id, "chat", method, "ok", item, result.to_dict(), seconds=0.125)
+    return Record(item_id, "chat", method, "ok", Item.from_dict(item), result, seconds=0.125)
 
 
 # id -> (language, response language, gold, score)
@@ -131,7 +138,7 @@ def _pointwise(item_id: str, lang: str, tgt: str, gold: float, score: int) -> Re
         translations={"response": f"[English] Translation {item_id}"},
         usage=_usage(6),
     )
-    return Record(item_id, "literary", "cejudge", "ok", item, result.to_dict(), seconds=0.2)
+    return Record(item_id, "literary", "cejudge", "ok", Item.from_dict(item), result, seconds=0.2)
 
 
 # id -> answers to (coherence question, fluency question); None is unanswered.
@@ -171,7 +178,7 @@ def _checkeval(item_id: str, answers: tuple[str | None, str | None], n: int) -> 
         usage=_usage(2),
         details={"answers": rows, "failures": {}, "warnings": [], "n_missing": answers.count(None)},
     )
-    return Record(item_id, "summeval", "checkeval", "ok", item, result.to_dict(), seconds=0.3)
+    return Record(item_id, "summeval", "checkeval", "ok", Item.from_dict(item), result, seconds=0.3)
 
 
 def write_run(path: Path, config: dict[str, Any], records: list[Record]) -> Path:
@@ -179,7 +186,7 @@ def write_run(path: Path, config: dict[str, Any], records: list[Record]) -> Path
     (path / RUN).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     with (path / RESULTS).open("w", encoding="utf-8") as fh:
         for r in records:
-            fh.write(json.dumps(asdict(r), ensure_ascii=False) + "\n")
+            fh.write(json.dumps(r.to_dict(), ensure_ascii=False) + "\n")
     return path
 
 

@@ -93,9 +93,7 @@ def run_agreement(args: argparse.Namespace) -> int:
     for name in [args.dimension] if args.dimension else list(dims):
         rows[name] = agreement(records, dimension=name, human_key=dims[name], method=args.method)
     if not args.dimension:  # the item score against the mean human score, as in the run summary
-        humans = {
-            r.id: mean_human_score(r.item.get("label"), list(dims.values())) for recs in records for r in recs
-        }
+        humans = {r.id: mean_human_score(r.item.label, list(dims.values())) for recs in records for r in recs}
         rows["overall"] = agreement(records, humans=humans or None, method=args.method)
     table = Table(title="Agreement across runs (raters = runs, units = items)")
     for col in ("dimension", "Krippendorff α", "Fleiss κ (questions)"):

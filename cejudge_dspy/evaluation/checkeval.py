@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import asdict, is_dataclass
 from typing import Any
 
 from cejudge_dspy.errors import InputError
@@ -19,6 +18,7 @@ from cejudge_dspy.evaluation.metrics import (
     is_missing,
     undefined_result,
 )
+from cejudge_dspy.evaluation.runner import Record
 from cejudge_dspy.results import JudgeResult
 
 
@@ -152,8 +152,8 @@ def _row(row: Any) -> tuple[Hashable | None, dict[str, Any], object]:
     """(item id, result dict, label) from a JudgeResult, its dict, or a runner record."""
     if isinstance(row, JudgeResult):
         return None, row.to_dict(), None
-    if is_dataclass(row) and not isinstance(row, type):  # runner.Record
-        row = asdict(row)
+    if isinstance(row, Record):
+        return row.id, row.result.to_dict() if row.result is not None else {}, row.item.label
     if not isinstance(row, Mapping):
         raise InputError(
             f"a run row must be a JudgeResult or a dict, got {type(row).__name__}", field="run_results"

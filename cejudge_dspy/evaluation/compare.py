@@ -37,13 +37,13 @@ def compare_runs(path_a: Path, path_b: Path, *, n_resamples: int = 1000, seed: i
         raise CEJudgeError(f"runs judge different tasks ({config_a.get('task')} vs {config_b.get('task')})")
     spec = load_task(config_a["task"])
     by_b = {r.id: r for r in recs_b}
-    pairs = [(a, by_b[a.id]) for a in recs_a if a.id in by_b and a.item.get("label") is not None]
+    pairs = [(a, by_b[a.id]) for a in recs_a if a.id in by_b and a.item.label is not None]
     langs = sorted({language_key(a.item) for a, _ in pairs})
     rows = []
     for lang in [*langs, "all"]:
         sel = [(a, b) for a, b in pairs if lang == "all" or language_key(a.item) == lang]
         pa, pb = [prediction(a) for a, _ in sel], [prediction(b) for _, b in sel]
-        gold = [a.item["label"] for a, _ in sel]
+        gold = [a.item.label for a, _ in sel]
         rows.append(
             {"language": lang, "n": len(sel), **_compare(spec.metric, pa, pb, gold, n_resamples, seed)}
         )

@@ -120,7 +120,7 @@ def _write_new_run(out: Path, config: dict[str, Any], records: list[Record], sum
         tmp.mkdir()
         with (tmp / RESULTS).open("w", encoding="utf-8") as fh:
             for r in records:
-                fh.write(json.dumps(r.__dict__, ensure_ascii=False) + "\n")
+                fh.write(json.dumps(r.to_dict(), ensure_ascii=False) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
         write_json_atomic(tmp / RUN, config)

@@ -2,7 +2,7 @@
 the pairwise confusion of verdict and gold label, judge-vs-human points, CheckEval's answer matrix,
 the items on which runs disagree, and the CSV export.
 
-Pure functions over records (typed through `Record.judge_result`); the cli layer draws and renders them.
+Pure functions over records (typed `Record`s); the cli layer draws and renders them.
 An item's outcome is one of OUTCOMES: pairwise items are correct, wrong or tie (a tie is the judge
 changing its mind across orders), "gold tie" when humans called it a tie (accuracy leaves those out)
 and "no gold" when the item is unlabelled; pointwise items that
@@ -85,7 +85,7 @@ def load_view_run(path: Path, *, name: str | None = None, n_resamples: int = 100
 def gold_value(record: Record, spec: TaskSpec) -> Any:
     """The gold label as one value: "A"/"B"/"tie", a number, or the mean human score over the task's
     dimensions for a per-dimension label (None when unlabelled or a dimension is missing)."""
-    label = record.item.get("label")
+    label = record.item.label
     if isinstance(label, Mapping):
         return mean_human_score(label, [d.human_key for d in spec.dimensions] or list(label))
     return label
@@ -95,14 +95,14 @@ def outcome(record: Record) -> str:
     """The item's category in OUTCOMES (see the module docstring)."""
     if record.status in ("unparsed", "error"):
         return record.status
-    result = record.judge_result
+    result = record.result
     if result is None:
         return "error"
     if result.mode != "pairwise":
         return "scored"
     if result.verdict == "tie":
         return "tie"
-    gold = record.item.get("label")
+    gold = record.item.label
     if gold == "tie":
         return "gold tie"
     if gold not in ("A", "B"):
@@ -112,7 +112,7 @@ def outcome(record: Record) -> str:
 
 def item_row(record: Record, spec: TaskSpec, run: str = "") -> dict[str, Any]:
     """The table's (and the CSV's) row for one record."""
-    result = record.judge_result
+    result = record.result
     orders = {o.order: o.verdict for o in result.orders} if result else {}
     usage = result.usage if result else None
     row: dict[str, Any] = {
@@ -175,7 +175,7 @@ def confusion(records: Sequence[Record]) -> dict[str, Any]:
     cols = [*PAIRWISE_LABELS, "none"]
     counts = [[0] * len(cols) for _ in PAIRWISE_LABELS]
     for r in records:
-        gold = r.item.get("label")
+        gold = r.item.label
         if gold not in PAIRWISE_LABELS:
             continue
         pred = prediction(r)
@@ -201,7 +201,7 @@ def answer_matrix(records: Sequence[Record]) -> dict[str, Any]:
     cells: dict[tuple[int, str], str | None] = {}
     items = []
     for r in records:
-        result = r.judge_result
+        result = r.result
         answers = (result.details.get("answers") if result else None) or []
         if not answers:
             continue

@@ -12,7 +12,7 @@ import asyncio
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,19 +45,35 @@ class Record:
     task: str
     method: str
     status: str  # "ok" | "unparsed" | "error"
-    item: dict[str, Any]
-    result: dict[str, Any] | None
+    item: Item
+    result: JudgeResult | None
     error: str | None = None
     seconds: float = 0.0
 
     @property
-    def judge_result(self) -> JudgeResult | None:
-        return JudgeResult.from_dict(self.result) if self.result else None
+    def label(self) -> Any:
+        return self.item.label
+
+    def to_dict(self) -> dict[str, Any]:
+        """The results.jsonl line (field order as written since the first runs)."""
+        return {
+            "id": self.id,
+            "task": self.task,
+            "method": self.method,
+            "status": self.status,
+            "item": self.item.to_dict(),
+            "result": self.result.to_dict() if self.result is not None else None,
+            "error": self.error,
+            "seconds": self.seconds,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Record:
         known = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        fields = {k: v for k, v in data.items() if k in known}
+        fields["item"] = Item.from_dict(fields["item"])
+        fields["result"] = JudgeResult.from_dict(fields["result"]) if fields.get("result") else None
+        return cls(**fields)
 
 
 @dataclass
@@ -145,7 +161,7 @@ async def judge_items(
             try:
                 pred = await program.acall(**item.inputs())
                 result: JudgeResult = pred.result
-                record = Record(item.id, task, method, result.status, _item_dict(item), result.to_dict())
+                record = Record(item.id, task, method, result.status, item, result)
             except BackboneError as exc:
                 fatal.append(exc)
                 return
@@ -154,10 +170,10 @@ async def judge_items(
                 if isinstance(explained, BackboneError):
                     fatal.append(explained)
                     return
-                record = Record(item.id, task, method, "error", _item_dict(item), None, error=str(explained))
+                record = Record(item.id, task, method, "error", item, None, error=str(explained))
             record.seconds = round(time.monotonic() - start, 3)
             try:
-                append_record(results_path, redact(asdict(record), _secrets()))
+                append_record(results_path, redact(record.to_dict(), _secrets()))
             except RunWriteError as exc:
                 fatal.append(exc)
                 return
@@ -194,11 +210,5 @@ def _count(progress: RunProgress, record: Record) -> None:
     progress.done += 1
     progress.unparsed += record.status == "unparsed"
     progress.errors += record.status == "error"
-    if record.result:
-        progress.calls += int(record.result.get("usage", {}).get("calls", 0))
-
-
-def _item_dict(item: Item) -> dict[str, Any]:
-    data = asdict(item)
-    data.pop("meta", None)
-    return data
+    if record.result is not None:
+        progress.calls += record.result.usage.calls

@@ -27,20 +27,21 @@ from cejudge_dspy.evaluation.metrics import (
 )
 from cejudge_dspy.evaluation.runner import Record
 from cejudge_dspy.evaluation.significance import bootstrap_ci
+from cejudge_dspy.items import Item
 from cejudge_dspy.tasks import TaskSpec
 
 
-def language_key(item: dict[str, Any]) -> str:
+def language_key(item: Item) -> str:
     """Language (pair) an item is reported under: `de-en` when source and response languages differ."""
-    src, tgt = item.get("language") or "?", item.get("response_language")
+    src, tgt = item.language or "?", item.response_language
     return f"{src}-{tgt}" if tgt and tgt != src else src
 
 
 def prediction(record: Record) -> Any:
     """The judge's verdict or score, or None when it has none (unparsed or error)."""
-    if record.status != "ok" or not record.result:
+    if record.status != "ok" or record.result is None:
         return None
-    return record.result["verdict"] if record.result["mode"] == "pairwise" else record.result["score"]
+    return record.result.verdict if record.result.mode == "pairwise" else record.result.score
 
 
 def _metric_fn(spec: TaskSpec) -> Callable[..., MetricResult]:
@@ -66,7 +67,7 @@ def item_counts(rows: Sequence[Record]) -> dict[str, int]:
     `scored` equals the metric's n and the parts add up to `items`."""
     out = {"items": len(rows), "scored": 0, "unparsed": 0, "gold_ties": 0, "errors": 0, "no_label": 0}
     for r in rows:
-        label = r.item.get("label")
+        label = r.item.label
         if r.status == "error" or (r.status == "ok" and not r.result):
             out["errors"] += 1
         elif r.status == "unparsed" or prediction(r) is None:
@@ -97,18 +98,18 @@ def summarize(
         "methods": sorted({r.method for r in rows}),
     }
     fn = _metric_fn(spec)
-    scalar = [r for r in rows if not isinstance(r.item.get("label"), dict)]
-    labelled = [r for r in scalar if r.item.get("label") is not None]
+    scalar = [r for r in rows if not isinstance(r.item.label, dict)]
+    labelled = [r for r in scalar if r.item.label is not None]
     by_lang: dict[str, list[Record]] = defaultdict(list)
     for r in scalar:
         by_lang[language_key(r.item)].append(r)
     per_language = {}
     for lang in sorted(by_lang):
-        rs = [r for r in by_lang[lang] if r.item.get("label") is not None]
+        rs = [r for r in by_lang[lang] if r.item.label is not None]
         if not rs:
             continue  # nothing to measure against; the items still count in n_items
         per_language[lang] = _with_ci(
-            fn, [prediction(r) for r in rs], [r.item["label"] for r in rs], n_resamples, seed
+            fn, [prediction(r) for r in rs], [r.item.label for r in rs], n_resamples, seed
         )
         per_language[lang]["counts"] = item_counts(by_lang[lang])
     out["per_language"] = per_language
@@ -116,7 +117,7 @@ def summarize(
     out["average"] = sum(values) / len(values) if values else None  # macro average, as the paper reports
     if labelled:
         out["overall"] = _with_ci(
-            fn, [prediction(r) for r in labelled], [r.item["label"] for r in labelled], n_resamples, seed
+            fn, [prediction(r) for r in labelled], [r.item.label for r in labelled], n_resamples, seed
         )
         out["overall"]["counts"] = item_counts(scalar)
     if spec.mode == "pairwise":
@@ -130,10 +131,10 @@ def summarize(
 def _pairwise_extras(rows: Sequence[Record]) -> dict[str, Any]:
     ab, ba, shown, final = [], [], [], []
     for r in rows:
-        orders = (r.result or {}).get("orders", []) if r.status != "error" else []
-        ab.append(orders[0]["verdict"] if orders else None)
-        ba.append(orders[1]["verdict"] if len(orders) > 1 else None)
-        shown.extend(o["shown_verdict"] for o in orders)
+        orders = r.result.orders if r.result is not None and r.status != "error" else []
+        ab.append(orders[0].verdict if orders else None)
+        ba.append(orders[1].verdict if len(orders) > 1 else None)
+        shown.extend(o.shown_verdict for o in orders)
         final.append(prediction(r))
     extras = {
         # Share of "A" among what the model said in each shown order: 0.5 means no position preference.
@@ -154,13 +155,13 @@ def dimension_table(rows: Sequence[Record], spec: TaskSpec) -> dict[str, Any]:
     for dim in spec.dimensions:
         preds, golds, groups = [], [], []
         for r in rows:
-            label = r.item.get("label")
+            label = r.item.label
             if not isinstance(label, dict) or dim.human_key not in label:
                 continue
-            scores = (r.result or {}).get("dimension_scores", {}) if r.status == "ok" else {}
+            scores = r.result.dimension_scores if r.result is not None and r.status == "ok" else {}
             preds.append(scores.get(dim.name))
             golds.append(label[dim.human_key])
-            groups.append(r.item.get("group") or r.id)
+            groups.append(r.item.group or r.id)
         row: dict[str, Any] = {"n": len(preds)}
         for name, fn in CORRELATIONS.items():
             row[name] = fn(preds, golds).to_dict()
@@ -180,11 +181,8 @@ def _overall_row(rows: Sequence[Record], spec: TaskSpec) -> dict[str, Any] | Non
     keys = [dim.human_key for dim in spec.dimensions]
     preds, golds = [], []
     for r in rows:
-        if (
-            isinstance(r.item.get("label"), dict)
-            and (gold := mean_human_score(r.item["label"], keys)) is not None
-        ):
-            preds.append((r.result or {}).get("score") if r.status == "ok" else None)
+        if isinstance(r.item.label, dict) and (gold := mean_human_score(r.item.label, keys)) is not None:
+            preds.append(r.result.score if r.result is not None and r.status == "ok" else None)
             golds.append(gold)
     if not preds:
         return None
@@ -192,9 +190,9 @@ def _overall_row(rows: Sequence[Record], spec: TaskSpec) -> dict[str, Any] | Non
 
 
 def _usage(rows: Sequence[Record]) -> dict[str, Any]:
-    usages = [(r.result or {}).get("usage", {}) for r in rows if r.result]
-    total = {
-        k: sum(int(u.get(k, 0)) for u in usages)
+    usages = [r.result.usage for r in rows if r.result is not None]
+    total: dict[str, Any] = {
+        k: sum(getattr(u, k) for u in usages)
         for k in ("calls", "cached", "reused", "prompt_tokens", "completion_tokens")
     }
     n = len(usages)

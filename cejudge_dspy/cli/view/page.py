@@ -40,7 +40,7 @@ def page_data(runs: Sequence[ViewRun], *, n_resamples: int = 1000) -> dict[str, 
         rows = item_rows(run.records, run.spec, run.name)
         all_rows += rows
         for r in run.records:
-            items.setdefault(r.id, r.item)
+            items.setdefault(r.id, r.item.to_dict())
         out_runs.append(
             {
                 "overview": overview(run),
@@ -49,7 +49,12 @@ def page_data(runs: Sequence[ViewRun], *, n_resamples: int = 1000) -> dict[str, 
                 "rows": rows,
                 "filters": filter_options(rows),
                 "records": {
-                    r.id: {"status": r.status, "error": r.error, "seconds": r.seconds, "result": r.result}
+                    r.id: {
+                        "status": r.status,
+                        "error": r.error,
+                        "seconds": r.seconds,
+                        "result": r.result.to_dict() if r.result else None,
+                    }
                     for r in run.records
                 },
                 "charts": _run_charts(run),
