@@ -159,3 +159,21 @@ def test_records_without_run_json_are_refused_not_adopted(tmp_path: Path) -> Non
     (tmp_path / RESULTS).write_text(json.dumps({"id": "1"}) + "\n")
     with pytest.raises(CEJudgeError, match="no run.json"):
         prepare_run_dir(tmp_path, {"task": "chat", "method": "cejudge"})
+
+
+def test_run_timing_keeps_the_first_start_and_sums_the_sessions() -> None:
+    from cejudge_dspy.evaluation.runner import run_timing
+
+    first = run_timing(None, 0.0, 90.5)
+    assert first == {
+        "started": "1970-01-01T00:00:00+00:00",
+        "finished": "1970-01-01T00:01:30+00:00",
+        "wall_seconds": 90.5,
+        "sessions": 1,
+    }
+    second = run_timing(first, 3600.0, 3610.0)
+    assert (
+        second["started"] == "1970-01-01T00:00:00+00:00" and second["finished"] == "1970-01-01T01:00:10+00:00"
+    )
+    assert second["wall_seconds"] == 100.5 and second["sessions"] == 2
+    assert run_timing({"garbage": 1}, 0.0, 1.0)["sessions"] == 1

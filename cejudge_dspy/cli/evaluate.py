@@ -9,6 +9,7 @@ import argparse
 import asyncio
 import hashlib
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -139,10 +140,13 @@ def _judge_and_summarize(
         judge_items,
         pending_items,
         read_records,
+        read_timing,
+        run_timing,
         write_summary,
     )
     from cejudge_dspy.evaluation.summary import summarize
 
+    started = time.time()
     todo = pending_items(items, records)
     err = console(stderr=True)
     err.print(
@@ -173,6 +177,10 @@ def _judge_and_summarize(
     final = read_records(out / RESULTS)
     summary = summarize(final, spec, n_resamples=args.bootstrap, seed=args.seed)
     summary["run"] = config
+    if todo or read_timing(out / SUMMARY) is None:
+        summary["timing"] = run_timing(read_timing(out / SUMMARY), started, time.time())
+    else:  # nothing was judged in this session: the run's timing stays what it was
+        summary["timing"] = read_timing(out / SUMMARY)
     write_summary(out / SUMMARY, summary)
     stdout = console()
     stdout.print(summary_table(summary))

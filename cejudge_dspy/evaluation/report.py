@@ -23,7 +23,7 @@ from typing import Any
 from cejudge_dspy.errors import CEJudgeError
 from cejudge_dspy.evaluation.checkeval import mean_human_score
 from cejudge_dspy.evaluation.compare import load_run
-from cejudge_dspy.evaluation.runner import RESULTS, Record
+from cejudge_dspy.evaluation.runner import RESULTS, SUMMARY, Record, read_timing
 from cejudge_dspy.evaluation.summary import language_key, prediction, summarize
 from cejudge_dspy.tasks import TaskSpec, load_task
 
@@ -58,6 +58,7 @@ class ViewRun:
     spec: TaskSpec
     summary: dict[str, Any]
     last_written: str | None = None
+    timing: dict[str, Any] | None = None  # from summary.json: started, finished, wall_seconds, sessions
     dimensions: list[str] = field(default_factory=list)
 
 
@@ -78,6 +79,7 @@ def load_view_run(path: Path, *, name: str | None = None, n_resamples: int = 100
         spec=spec,
         summary=summarize(records, spec, n_resamples=n_resamples),
         last_written=datetime.fromtimestamp(mtime, tz=timezone.utc).isoformat(timespec="seconds"),
+        timing=read_timing(path / SUMMARY),
         dimensions=[d.name for d in spec.dimensions],
     )
 
@@ -260,6 +262,7 @@ def overview(run: ViewRun) -> dict[str, Any]:
         "program": run.config.get("program"),
         "settings": run.config,
         "last_written": run.last_written,
+        "timing": run.timing,
         "item_seconds": round(sum(r.seconds for r in run.records), 3),
         "n_items": s["n_items"],
         "n_ok": s["n_ok"],

@@ -13,6 +13,7 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +125,31 @@ def prepare_run_dir(out: Path, config: dict[str, Any], *, force_new: bool = Fals
 def write_summary(path: Path, summary: dict[str, Any]) -> None:
     """summary.json, replaced atomically (a reader never sees half of it)."""
     write_json_atomic(path, summary)
+
+
+def run_timing(previous: dict[str, Any] | None, started: float, finished: float) -> dict[str, Any]:
+    """When a run was judged: its first start, its last finish (UTC, ISO 8601), the wall time summed over
+    its sessions and how many there were; `previous` is the timing an earlier session wrote."""
+
+    def iso(t: float) -> str:
+        return datetime.fromtimestamp(t, tz=timezone.utc).isoformat(timespec="seconds")
+
+    previous = previous if isinstance(previous, dict) else {}
+    return {
+        "started": previous.get("started") or iso(started),
+        "finished": iso(finished),
+        "wall_seconds": round(float(previous.get("wall_seconds") or 0.0) + (finished - started), 3),
+        "sessions": int(previous.get("sessions") or 0) + 1,
+    }
+
+
+def read_timing(path: Path) -> dict[str, Any] | None:
+    """The `timing` of an existing summary.json (None when there is none or it cannot be read)."""
+    try:
+        timing = json.loads(path.read_text(encoding="utf-8")).get("timing")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return timing if isinstance(timing, dict) else None
 
 
 def pending_items(items: Sequence[Item], records: Sequence[Record]) -> list[Item]:

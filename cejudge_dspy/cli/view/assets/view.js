@@ -64,7 +64,12 @@ function renderRun(main, run) {
     ["program", o.program], ["items", `${o.n_items} · ok ${o.n_ok} · unparsed ${o.n_unparsed} · errors ${o.n_error}`],
     ["LM calls", `${int(o.calls)} (${int(o.cached)} cached)`],
     ["tokens", `${int(o.prompt_tokens)} prompt · ${int(o.completion_tokens)} completion`],
-    ["item time (sum)", `${fmt(o.item_seconds, 1)} s`], ["last record written", o.last_written], ["run directory", o.path],
+    ["item time (sum)", `${fmt(o.item_seconds, 1)} s`],
+    ...(o.timing
+      ? [["started", o.timing.started], ["finished", o.timing.finished],
+         ["duration", `${fmt(o.timing.wall_seconds, 1)} s wall` + (o.timing.sessions > 1 ? ` over ${o.timing.sessions} sessions` : "")]]
+      : [["last record written", o.last_written]]),
+    ["run directory", o.path],
   ];
   const settings = el("table", { class: "kv" },
     el("tbody", {}, Object.entries(o.settings).map(([k, v]) =>
