@@ -86,11 +86,14 @@ GOOD_DECL = 'name = "broken"\nmode = "pairwise"\nmetric = "accuracy"\ntask = "t"
 def program(
     state: Callable[[dict], object] | bytes, manifest: Callable[[dict], object] | None = None
 ) -> Case:
-    """A saved program derived from the shipped chat program, loaded with --program PATH."""
+    """A saved program derived from the hand-written chat program, loaded with --program PATH."""
 
     def argv(d: Path) -> list[str]:
-        base = json.loads((REPO / "optimized" / "chat.json").read_text())
-        meta = json.loads((REPO / "optimized" / "chat.manifest.json").read_text())
+        from cejudge_dspy.methods import PairwiseJudge, save_program
+
+        save_program(PairwiseJudge("chat"), d / "base.json", {"task": "chat", "task_version": 1})
+        base = json.loads((d / "base.json").read_text())
+        meta = json.loads((d / "base.manifest.json").read_text())
         path = d / "p.json"
         path.write_bytes(state if isinstance(state, bytes) else json.dumps(state(base)).encode())
         if manifest is not False:

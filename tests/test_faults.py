@@ -155,8 +155,13 @@ def test_every_settings_change_is_refused_by_name_and_force_new_starts_over(
     data, out = good_data(tmp_path), tmp_path / "run"
     other = good_data(tmp_path, 13, "other.jsonl")
     change = [str(other) if c == "OTHER" else c for c in change]
-    if key == "program":  # an optimized program in the (test-isolated) optimized folder makes auto != base
-        monkeypatch.setenv("CEJUDGE_OPTIMIZED", str(Path(__file__).resolve().parents[1] / "optimized"))
+    if key == "program":  # a tuned program with a held-out gain in the optimized folder makes auto != base
+        from cejudge_dspy.methods import PairwiseJudge, save_program
+
+        tuned = tmp_path / "optimized"
+        monkeypatch.setenv("CEJUDGE_OPTIMIZED", str(tuned))
+        manifest = {"task": "chat", "task_version": 1, "held_out": {"significant": True, "reason": "test"}}
+        save_program(PairwiseJudge("chat"), tuned / "chat.json", manifest)
     assert main(evaluate_argv(data, out, "--limit", "4")) == 0
     before = (out / "results.jsonl").read_bytes()
     capsys.readouterr()

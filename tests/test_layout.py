@@ -177,5 +177,13 @@ def test_the_built_wheel_ships_tasks_and_judges_outside_the_checkout(tmp_path: P
     judged = run("judge", *args, "--lm", "simulated:0")
     assert judged.returncode in (0, 1), judged.stderr
     assert json.loads(judged.stdout)["mode"] == "pairwise"
-    # The tuned program shipped in the wheel is found and named.
-    assert "program: optimized/chat.json@" in judged.stderr
+    # The tuned-programs folder ships too (found through the import system, inside the installed package).
+    folder = subprocess.run(
+        [str(python), "-c", "from cejudge_dspy.resources import folder; print(folder('optimized'))"],
+        cwd=outside,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert folder.startswith(site) and Path(folder, "README.md").is_file(), folder

@@ -508,3 +508,49 @@ def test_cli_errors_are_one_line_with_status_2(argv: list[str], capsys: pytest.C
     assert optimize_script.main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and "\n" not in err
+
+
+def test_a_proposal_without_a_held_out_gain_is_not_saved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lm, engine = fake_judge_lm()
+    engine.rules["verdict"] = lambda inputs: {
+        "answers": [],
+        "feedback": "same",
+        "verdict": "A",
+    }  # tuning cannot help
+    monkeypatch.setattr("cejudge_dspy.cli.optimize.load_items", lambda *a, **k: items(12))
+    monkeypatch.setattr("cejudge_dspy.backbones.spec.make_lm", lambda spec, **kw: lm)
+    out = tmp_path / "chat.json"
+    argv = ["--task", "chat", "--data", "x.jsonl", "--budget", "40", "--train", "6", "--dev", "6"]
+    assert optimize_script.main([*argv, "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "held-out comparison: no gain beyond noise" in text and "nothing saved" in text
+    assert not out.exists() and not methods.manifest_path(out).exists()
+    # --save-anyway keeps it for inspection; its manifest says why auto will not load it.
+    assert optimize_script.main([*argv, "--out", str(out), "--save-anyway"]) == 0
+    held_out = read_manifest(out)["held_out"]
+    assert held_out["significant"] is False and held_out["n"] == 6 and held_out["before"] == held_out["after"]
+
+
+def test_held_out_gain_on_hand_computed_dev_splits() -> None:
+    from cejudge_dspy.tasks import load_task
+    from cejudge_dspy.tuning.gain import held_out_gain
+
+    chat = load_task("chat")
+    golds = ["A", "B"] * 10
+    # Before: 10 of 20 right; after: all right. Every resample improves: the CI lies above zero.
+    gain = held_out_gain(chat, golds, ["A"] * 20, golds, n_resamples=200)
+    assert gain["before"] == 0.5 and gain["after"] == 1.0 and gain["diff"] == 0.5 and gain["significant"]
+    # An unparsed verdict counts as wrong, so a program that stops answering cannot look better.
+    worse = held_out_gain(chat, golds, golds, [None] * 10 + golds[10:], n_resamples=200)
+    assert worse["after"] == 0.5 and not worse["significant"] and worse["diff"] == -0.5
+    # One item of difference in 20 is within the noise.
+    tiny = held_out_gain(chat, golds, golds[:19] + ["A"], golds, n_resamples=200)
+    assert tiny["diff"] == pytest.approx(0.05) and not tiny["significant"] and tiny["ci"][0] <= 0
+    literary = load_task("literary")
+    scores = [1, 2, 3, 4, 5, 6]
+    same = held_out_gain(literary, [10, 20, 30, 40, 50, 60], scores, scores, n_resamples=200)
+    assert same["diff"] == 0.0 and not same["significant"]
+    fewer = held_out_gain(literary, [10, 20, 30, 40, 50, 60], scores, [1, 2, 3, 4, 5, None], n_resamples=200)
+    assert not fewer["significant"] and "more items unparsed" in fewer["reason"]

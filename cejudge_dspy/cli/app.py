@@ -56,7 +56,9 @@ def _run_judge(args: argparse.Namespace) -> int:
     spec = load_task(args.task or ("chat" if args.response_a or args.response_b else "literary"))
     items = items_from_args(args, spec)
     out, err = console(), console(stderr=True)
-    announce_program(err, program_label(args, spec.name))
+    announce_program(
+        err, program_label(args, spec.name), spec.name if args.method == "cejudge" else None, args.program
+    )
     # One live line while waiting: the stage in flight, the item's LM calls done of expected, its clock.
     display = JudgeDisplay(err, len(items))
     with live(err, display, transient=True), backbone(args, display), on_progress(display.on_stage):

@@ -17,7 +17,7 @@ import dspy
 
 from cejudge_dspy.backbones import explain_backbone_error, use_backbone
 from cejudge_dspy.errors import CEJudgeError, InputError
-from cejudge_dspy.methods import build_program, program_for_task, program_identity
+from cejudge_dspy.methods import auto_choice, build_program, program_for_task, program_identity
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -92,10 +92,12 @@ def program_label(args: argparse.Namespace, task: str) -> str:
     return program_identity(task, args.program)
 
 
-def announce_program(err: Any, label: str) -> None:
-    """Say on stderr that a tuned program judges (nothing for the hand-written one)."""
+def announce_program(err: Any, label: str, task: str | None = None, program: str = "auto") -> None:
+    """Say on stderr that a tuned program judges, or why `--program auto` passed over a tuned file."""
     if label != "base":
         err.print(f"program: {label} (tuned; --program base for the hand-written one)")
+    elif task is not None and program == "auto" and (why := auto_choice(task)[1]):
+        err.print(f"program: base ({why})")
 
 
 def build(args: argparse.Namespace, task: str) -> dspy.Module:

@@ -152,7 +152,7 @@ def _judge_and_summarize(
     err.print(
         f"{len(items)} items, {len(items) - len(todo)} already in {out / RESULTS}, {len(todo)} to judge"
     )
-    announce_program(err, config["program"])
+    announce_program(err, config["program"], spec.name if args.method == "cejudge" else None, args.program)
     if todo:
         from cejudge_dspy.cli.progress import RunDisplay, live
 

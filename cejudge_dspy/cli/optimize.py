@@ -59,6 +59,11 @@ def add_optimize_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         "--out", help="where to save (default: optimized/TASK.json; GEPA checkpoints in optimized/TASK.gepa/)"
     )
     add("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    add(
+        "--save-anyway",
+        action="store_true",
+        help="save the tuned program even without a held-out gain (auto never loads such a file)",
+    )
     add("--verbose", "-v", action="store_true", help="show DSPy's and the optimizer's own log")
     add_backbone_args(parser)  # --lm, --api-base, --seed, ...: the judge backbone, as for judge/evaluate
     return parser
@@ -151,8 +156,18 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     manifest.update(fields=fields, subsets=args.subset or [], dropped=dropped, estimate=estimate.__dict__)
     # The item ids of each split, so "measured on items not used for tuning" can be checked and redone.
     manifest["split_ids"] = {"train": [ex.id for ex in train], "dev": [ex.id for ex in dev]}
-    written = save_program(report.program, out, manifest)
     _print_scores(console, report)
+    gain = report.held_out
+    if gain is not None:
+        console.print(f"held-out {'gain' if gain['significant'] else 'comparison'}: {gain['reason']}")
+    if not (gain and gain["significant"]) and not args.save_anyway:
+        why = "the tuned program was not re-scored on the dev split" if gain is None else "no held-out gain"
+        console.print(
+            f"nothing saved ({why}): the starting program stays the default; "
+            "--save-anyway writes it for inspection (--program auto will still not load it)"
+        )
+        return 0
+    written = save_program(report.program, out, manifest)
     if report.source == "best-so-far":
         console.print(
             "interrupted: saved the best candidate found so far (its dev score was not re-measured)"

@@ -7,6 +7,7 @@ from cejudge_dspy.methods.checkeval import CEJudgeCheckEval, CheckEvalJudge, Che
 from cejudge_dspy.methods.direct import DirectPairwiseJudge, DirectPointwiseJudge
 from cejudge_dspy.methods.registry import METHODS, build_program, load_program, method_names, program_for_task
 from cejudge_dspy.methods.saved import (
+    auto_choice,
     default_path,
     manifest_path,
     program_identity,
@@ -26,6 +27,7 @@ __all__ = [
     "PointwiseJudge",
     "Stage",
     "StageFailure",
+    "auto_choice",
     "build_program",
     "default_path",
     "load_program",

@@ -213,13 +213,30 @@ def load_into(program: M, task: str | TaskSpec, path: str | Path) -> M:
     return program
 
 
+def auto_choice(task: str | TaskSpec) -> tuple[Path | None, str | None]:
+    """What `--program auto` loads: `optimized/<task>.json` when its manifest shows a held-out gain on the
+    task's metric (tuning.gain), else the base program (None) and, when a file was passed over, why."""
+    path = default_path(task)
+    if not path.exists():
+        return None, None
+    gain = read_manifest(path).get("held_out")
+    if isinstance(gain, dict) and gain.get("significant") is True:
+        return path, None
+    why = (
+        gain.get("reason")
+        if isinstance(gain, dict) and gain.get("reason")
+        else "its manifest records no held-out comparison (it was tuned before that rule)"
+    )
+    return None, f"optimized/{path.name} not used: {why}"
+
+
 def resolve(task: str | TaskSpec, program: str | Path = "auto") -> Path | None:
-    """The state file `program` names: None for the base program ("base", or "auto" with none saved)."""
+    """The state file `program` names: None for the base program ("base", or "auto" without a tuned program
+    that showed a held-out gain). An explicit path is loaded whatever its manifest says about gain."""
     if str(program) == "base":
         return None
     if str(program) == "auto":
-        path = default_path(task)
-        return path if path.exists() else None
+        return auto_choice(task)[0]
     return Path(program)
 
 

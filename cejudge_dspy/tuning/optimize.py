@@ -33,6 +33,7 @@ from cejudge_dspy.tuning.budget import (
     parse_budget,
     val_size,
 )
+from cejudge_dspy.tuning.gain import held_out_gain
 from cejudge_dspy.tuning.metrics import (
     metric_for,
     pairwise_concordance,
@@ -57,6 +58,10 @@ class DevScore:
     unparsed: int
     corpus: float | None = None  # accuracy (pairwise) or concordance (pointwise) over the split
     corpus_name: str = ""
+    # Per dev item, in split order: its id and the program's verdict or score (None when unparsed); the
+    # held-out comparison pairs them, and the manifest keeps them so the decision can be checked.
+    ids: tuple[str, ...] = ()
+    predictions: tuple[Any, ...] = ()
 
 
 @dataclass
@@ -75,6 +80,8 @@ class OptimizeReport:
     dev_after: DevScore | None
     sizes: dict[str, int]
     changed_stages: list[str] = field(default_factory=list)
+    # The held-out comparison (gain.held_out_gain): whether this program may replace the starting one.
+    held_out: dict[str, Any] | None = None
     seconds: float = 0.0
     log_dir: str | None = None
     resumed: bool = False  # GEPA continued from a checkpoint in log_dir
@@ -107,6 +114,7 @@ class OptimizeReport:
                 "before": asdict(self.dev_before),
                 "after": asdict(self.dev_after) if self.dev_after else None,
             },
+            "held_out": self.held_out,
         }
 
 
@@ -147,12 +155,19 @@ def evaluate_dev(
         corpus, name = accuracy(verdicts, [ex.label for ex in golds]).value, "accuracy"
     else:
         corpus, name = pairwise_concordance(golds, preds), "concordance"
+    by_id = {ex.get("id"): p for ex, p, _ in result.results}
+    values = []
+    for ex in devset:
+        r = result_of(by_id.get(ex.get("id")))
+        values.append(None if r is None or not r.ok else (r.verdict if spec.mode == "pairwise" else r.score))
     return DevScore(
         result.score / 100,
         len(devset),
         len(devset) - len(parsed),
         None if math.isnan(corpus) else corpus,
         name,
+        ids=tuple(str(ex.get("id")) for ex in devset),
+        predictions=tuple(values),
     )
 
 
@@ -274,6 +289,10 @@ def optimize(
             except KeyboardInterrupt:  # keep the tuned program; only its dev score is lost
                 after = None
     old, new = instructions(student), instructions(tuned)
+    held_out = None
+    if after is not None:
+        golds = [ex.label for ex in devset]
+        held_out = held_out_gain(spec, golds, before.predictions, after.predictions, seed=seed)
     return OptimizeReport(
         task=spec.name,
         task_version=spec.version,
@@ -289,6 +308,7 @@ def optimize(
         dev_after=after,
         sizes={"train": len(trainset), "reflect": len(reflect), "val": len(val), "dev": len(devset)},
         changed_stages=[k for k in new if new[k] != old.get(k)],
+        held_out=held_out,
         seconds=time.monotonic() - started,
         log_dir=str(logs) if logs else None,
         resumed=resumed,
