@@ -23,6 +23,7 @@ from typing import Any, Literal
 import dspy
 
 from cejudge_dspy.errors import BackboneError, InputError
+from cejudge_dspy.methods.history import quiet_history
 from cejudge_dspy.methods.registry import program_for_task
 from cejudge_dspy.tasks import TaskSpec, load_task
 from cejudge_dspy.tuning.budget import (
@@ -131,7 +132,7 @@ def evaluate_dev(
             on_progress(phase, done[0], len(devset))
         return metric(gold, pred, trace)
 
-    result = dspy.Evaluate(
+    evaluate = dspy.Evaluate(
         devset=devset,
         metric=counted,
         num_threads=num_threads,
@@ -139,7 +140,9 @@ def evaluate_dev(
         max_errors=len(devset) + 1,
         failure_score=0.0,
         provide_traceback=False,
-    )(program)
+    )
+    with quiet_history():  # a dev pass is a judging run: no DSPy call history (see methods/history.py)
+        result = evaluate(program)
     golds, preds = [ex for ex, _, _ in result.results], [p for _, p, _ in result.results]
     parsed = [r for p in preds if (r := result_of(p)) is not None and r.ok]
     if spec.mode == "pairwise":
