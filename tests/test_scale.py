@@ -7,6 +7,7 @@ the stack and code walked those lists. These tests count what made it grow: hist
 from __future__ import annotations
 
 import asyncio
+import gc
 from pathlib import Path
 
 import dspy
@@ -17,6 +18,7 @@ from cejudge_dspy.evaluation.runner import RESULTS, judge_items
 from cejudge_dspy.items import Item
 from cejudge_dspy.methods import keep_history
 from cejudge_dspy.methods.cejudge.judges import PairwiseJudge
+from cejudge_dspy.methods.runtime import RUN_GC_THRESHOLD
 
 INSTANT = {"base_latency": 0.0, "per_prompt_token": 0.0, "per_output_token": 0.0}
 
@@ -81,3 +83,22 @@ def test_shared_work_memo_stays_bounded_over_a_long_run(tmp_path: Path) -> None:
     program.shared = type(program.shared)(maxsize=16)
     run(program, lm, tmp_path, 40)  # 40 distinct instructions, 120 distinct texts
     assert len(program.shared) == 16
+
+
+def test_a_run_tunes_the_garbage_collector_and_restores_it(tmp_path: Path) -> None:
+    lm, _ = simulated_backbone(**INSTANT)
+    seen: list[tuple[int, int, int]] = []
+
+    class Probe(dspy.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.judge = PairwiseJudge("chat")
+
+        async def aforward(self, **inputs: object) -> dspy.Prediction:
+            seen.append(gc.get_threshold())
+            return await self.judge.acall(**inputs)
+
+    before = gc.get_threshold()
+    run(Probe(), lm, tmp_path, 3)
+    assert set(seen) == {RUN_GC_THRESHOLD}
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0

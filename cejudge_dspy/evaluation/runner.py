@@ -20,7 +20,7 @@ import dspy
 
 from cejudge_dspy.errors import BackboneError, CEJudgeError, InputError
 from cejudge_dspy.items import Item
-from cejudge_dspy.methods.history import quiet_history  # issue 14: no DSPy call history in a run
+from cejudge_dspy.methods.runtime import judging_run  # issue 14: no DSPy call history, GC tuned
 from cejudge_dspy.results import JudgeResult
 
 RESULTS, RUN, SUMMARY = "results.jsonl", "run.json", "summary.json"
@@ -154,7 +154,7 @@ async def judge_items(
             if on_record is not None:
                 on_record(record)
 
-    with quiet_history():  # issue 14: a run's calls cost the same at item 5,000 as at item 1
+    with judging_run():  # issue 14: a run's calls cost the same at item 5,000 as at item 1
         await asyncio.gather(*(one(item) for item in items))
     if fatal:
         raise fatal[0]

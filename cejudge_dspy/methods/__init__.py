@@ -5,8 +5,8 @@ printed, and no LM is chosen: the caller makes one current with `dspy.context`."
 from cejudge_dspy.methods.cejudge import PairwiseJudge, PointwiseJudge
 from cejudge_dspy.methods.checkeval import CEJudgeCheckEval, CheckEvalJudge, Checklist
 from cejudge_dspy.methods.direct import DirectPairwiseJudge, DirectPointwiseJudge
-from cejudge_dspy.methods.history import keep_history, quiet_history
 from cejudge_dspy.methods.registry import METHODS, build_program, load_program, method_names, program_for_task
+from cejudge_dspy.methods.runtime import judging_run, keep_history, quiet_history
 from cejudge_dspy.methods.saved import (
     default_path,
     manifest_path,
@@ -29,6 +29,7 @@ __all__ = [
     "StageFailure",
     "build_program",
     "default_path",
+    "judging_run",
     "keep_history",
     "load_program",
     "manifest_path",

@@ -23,8 +23,8 @@ from typing import Any, Literal
 import dspy
 
 from cejudge_dspy.errors import BackboneError, InputError
-from cejudge_dspy.methods.history import quiet_history
 from cejudge_dspy.methods.registry import program_for_task
+from cejudge_dspy.methods.runtime import judging_run
 from cejudge_dspy.tasks import TaskSpec, load_task
 from cejudge_dspy.tuning.budget import (
     OPTIMIZERS,
@@ -141,7 +141,7 @@ def evaluate_dev(
         failure_score=0.0,
         provide_traceback=False,
     )
-    with quiet_history():  # a dev pass is a judging run: no DSPy call history (see methods/history.py)
+    with judging_run():  # a dev pass is a judging run (methods/runtime.py)
         result = evaluate(program)
     golds, preds = [ex for ex, _, _ in result.results], [p for _, p, _ in result.results]
     parsed = [r for p in preds if (r := result_of(p)) is not None and r.ok]
