@@ -212,6 +212,11 @@ def working_on(which: str | None) -> Iterator[None]:
         _subject.reset(token)
 
 
+def current_subject() -> str | None:
+    """What the stage calls running here work on (see `working_on`), e.g. for a backbone's call log."""
+    return _subject.get()
+
+
 async def about(which: str | None, call: Awaitable[T]) -> T:
     """`await call` with its stage calls labelled `which` (see `working_on`); for use inside gather."""
     with working_on(which):
