@@ -84,10 +84,9 @@ def cell(n: int, concurrency: int, ms: float, out: Path) -> dict[str, Any]:
 
 def resume(out: Path) -> dict[str, Any]:
     """What `cejudge evaluate` does on a rerun of a finished run: reopen it, find nothing left to judge,
-    re-summarise (1,000 bootstrap resamples) and rewrite summary.json. Imports are timed apart."""
+    re-summarise (1,000 bootstrap resamples) and rewrite summary.json. The items are read from a JSONL
+    file, as `--data` would read them; Python's and DSPy's imports are timed apart."""
     t0, c0 = time.perf_counter(), _cpu()
-    from synthetic import pairwise_items
-
     from cejudge_dspy.evaluation.runner import (
         RESULTS,
         SUMMARY,
@@ -97,11 +96,14 @@ def resume(out: Path) -> dict[str, Any]:
         read_records,
     )
     from cejudge_dspy.evaluation.summary import summarize
+    from cejudge_dspy.items import Item
     from cejudge_dspy.tasks import load_task
 
     t1, c1 = time.perf_counter(), _cpu()
     spec = load_task("chat")
-    items = pairwise_items(int(json.loads((out / "n").read_text())))
+    # The items as `evaluate --data` would read them: a JSONL file the first run wrote.
+    lines = (out / "items.jsonl").read_text(encoding="utf-8").splitlines()
+    items = [Item(**json.loads(line)) for line in lines]
     config = json.loads((out / "run.json").read_text())
     records = prepare_run_dir(out, config)
     todo = pending_items(items, records)
@@ -150,7 +152,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.cell:
         out = Path(args.out)
         result = cell(int(args.cell[0]), int(args.cell[1]), float(args.cell[2]), out)
-        (out / "n").write_text(args.cell[0])
+        from dataclasses import asdict
+
+        from synthetic import pairwise_items
+
+        rows = (json.dumps(asdict(item), ensure_ascii=False) for item in pairwise_items(int(args.cell[0])))
+        (out / "items.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
         print(json.dumps(result))
         return 0
     if args.resume:
