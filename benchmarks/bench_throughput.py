@@ -1,15 +1,20 @@
 """CE-Judge speed, side by side in one process, on a latency-simulating backbone (no GPU needed).
 
-  (a) paper: the paper's pipeline, one call after another, nothing shared, one order (paper_pipeline.py)
-  (b) ours/1: cejudge_dspy's judge with one order (stages concurrent, shared work, English skipped)
-  (c) ours/2: cejudge_dspy's judge with both orders (pairwise only)
+  paper       the paper's released pipeline (paper_pipeline.py): Google-style external translation
+              (simulated, batched, no LLM call), English skipped, one order, stage after stage
+  seq-llm     ours, not the paper's: the same sequence with an LLM translation of every text
+  ours/1      cejudge_dspy's judge, one order (stages concurrent, shared work, English skipped)
+  ours/2      cejudge_dspy's judge, both orders (pairwise only)
+  ours/2+ext  ours/2 with the paper's external translator: like for like with `paper`
+              (pointwise: ours/1+ext)
 
-Every pipeline runs through `runner.judge_items` at each concurrency on the same synthetic items; the
-table gives LM calls, tokens and time per item, items/s, and wall time over the critical-path bound
-computed from the engine's latency model (harness.py). Then a rerun with DSPy's cache on in a temp
-directory (memory cache dropped, so answers come from disk, as in a new process) shows 0 new calls.
+Every pipeline runs through `runner.judge_items` at each concurrency on the same synthetic items, whose
+repetition of instructions follows the real data (synthetic.py). The table gives LM calls, tokens and
+time per item, items/s, and wall time over the critical-path bound computed from the engine's latency
+model (harness.py). Then a rerun with DSPy's cache on in a temp directory (memory cache dropped, so
+answers come from disk, as in a new process) shows 0 new calls.
 
-    python benchmarks/bench_throughput.py                 # ~2-3 min on 2 CPU cores
+    python benchmarks/bench_throughput.py                 # ~6-8 min on 2 shared CPU cores
     python benchmarks/bench_throughput.py --items 16 --concurrency 1,4 --mode pairwise   # quick look
 """
 
@@ -27,7 +32,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import dspy  # noqa: E402
 from harness import Run, run  # noqa: E402
-from paper_pipeline import PaperPairwise, PaperPointwise  # noqa: E402
+from paper_pipeline import PaperPairwise, PaperPointwise, SimulatedExternalTranslator  # noqa: E402
 from synthetic import pairwise_items, pointwise_items  # noqa: E402
 
 from cejudge_dspy.backbones.simulated import simulated_backbone  # noqa: E402
@@ -35,20 +40,36 @@ from cejudge_dspy.items import Item  # noqa: E402
 from cejudge_dspy.methods.cejudge.judges import PairwiseJudge, PointwiseJudge  # noqa: E402
 
 Factory = Callable[[], dspy.Module]
-PIPELINES: dict[str, dict[str, tuple[str, Factory]]] = {
+TRANSLATE_S = [0.1]  # the external translator's latency per request (--translate-ms)
+
+
+def ext() -> SimulatedExternalTranslator:
+    return SimulatedExternalTranslator(batch_latency=TRANSLATE_S[0])
+
+
+def load() -> str:
+    return "{:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+
+
+# key: (name, factory, sequential: every call awaited after the previous one)
+PIPELINES: dict[str, dict[str, tuple[str, Factory, bool]]] = {
     "pairwise": {
-        "a": ("paper", lambda: PaperPairwise("chat")),
-        "b": ("ours/1", lambda: PairwiseJudge("chat", orders="single")),
-        "c": ("ours/2", lambda: PairwiseJudge("chat", orders="both")),
+        "a": ("paper", lambda: PaperPairwise("chat"), True),
+        "b": ("seq-llm", lambda: PaperPairwise("chat", translator="llm"), True),
+        "c": ("ours/1", lambda: PairwiseJudge("chat", orders="single"), False),
+        "d": ("ours/2", lambda: PairwiseJudge("chat", orders="both"), False),
+        "e": ("ours/2+ext", lambda: PairwiseJudge("chat", translator=ext()), False),
     },
     "pointwise": {
-        "a": ("paper", lambda: PaperPointwise("literary")),
-        "b": ("ours/1", lambda: PointwiseJudge()),
+        "a": ("paper", lambda: PaperPointwise("literary"), True),
+        "b": ("seq-llm", lambda: PaperPointwise("literary", translator="llm"), True),
+        "c": ("ours/1", lambda: PointwiseJudge(), False),
+        "e": ("ours/1+ext", lambda: PointwiseJudge(translator=ext()), False),
     },
 }
 TASKS = {"pairwise": "chat", "pointwise": "literary"}
 HEADER = (
-    f"{'pipeline':<8} {'conc':>4} {'items':>5} {'calls/it':>8} {'prompt tok/it':>13} {'output tok/it':>13} "
+    f"{'pipeline':<10} {'conc':>4} {'items':>5} {'calls/it':>8} {'prompt tok/it':>13} {'output tok/it':>13} "
     f"{'latency s/it':>12} {'wall s/it':>9} {'items/s':>8} {'bound it/s':>10} {'wall/bound':>10} "
     f"{'peak items':>10} {'peak calls':>10}"
 )
@@ -57,7 +78,7 @@ HEADER = (
 def row(r: Run) -> str:
     n = r.n
     return (
-        f"{r.pipeline:<8} {r.concurrency:>4} {n:>5} {r.engine_calls / n:>8.2f} {r.prompt_tokens / n:>13.0f} "
+        f"{r.pipeline:<10} {r.concurrency:>4} {n:>5} {r.engine_calls / n:>8.2f} {r.prompt_tokens / n:>13.0f} "
         f"{r.output_tokens / n:>13.0f} {r.latency:>12.3f} {r.wall / n:>9.3f} {n / r.wall:>8.2f} "
         f"{n / r.bound:>10.2f} {r.ratio:>10.2f} {r.peak_items:>10} {r.peak_calls:>10}"
     )
@@ -78,65 +99,61 @@ def bench_mode(mode: str, items: list[Item], args: argparse.Namespace, model: di
     for conc in args.concurrency:
         # Enough items for ~4 waves at this concurrency; the slow low-concurrency runs take a prefix.
         subset = items[: max(args.min_items, 4 * conc)]
-        for key, (name, factory) in PIPELINES[mode].items():
+        for key, (name, factory, sequential) in PIPELINES[mode].items():
             if key in args.pipelines:
-                runs[key, conc] = r = run(name, factory(), subset, lm, engine, conc, task=TASKS[mode])
+                runs[key, conc] = r = run(
+                    name, factory(), subset, lm, engine, conc, task=TASKS[mode], sequential=sequential
+                )
                 print(row(r), flush=True)
     if runs:
         report(mode, runs, args)
 
 
 def report(mode: str, runs: dict[tuple[str, int], Run], args: argparse.Namespace) -> None:
-    """Calls saved and where, critical paths, and the numbers the issue's "done when" asks for."""
+    """Calls per item and where they go, critical paths, and the numbers the issue's "done when" asks for."""
     # Calls are counted on the largest item set (every instruction group); latency at concurrency 1.
     big = max(args.concurrency, key=lambda c: (max(args.min_items, 4 * c), -c))
     first = min(args.concurrency)
-    paper = runs.get(("a", big))
-    print(f"\nLM calls per item at concurrency {big} (shared = a stage result reused, not recomputed):")
+    print(
+        f"\nLM calls per item at concurrency {big} ({runs_n(runs, big)} items; "
+        "reused = a stage result shared):"
+    )
     for key in PIPELINES[mode]:
         if (r := runs.get((key, big))) is None:
             continue
-        print(f"  {r.pipeline:<7} {r.engine_calls / r.n:.2f} calls | {per_item(r.by_stage, r.n)}")
-        if paper is not None and key != "a":
-            saved = (paper.engine_calls - r.engine_calls) / r.n
-            extra = r.by_stage.get("VerdictJudgment", 0) / r.n - 1 if mode == "pairwise" else 0.0
-            english = paper.english / paper.n
-            # Shared work is what is left: `reused` also counts a second response reusing its own item's
-            # instruction, which the paper's pipeline computes once per item too, so it is no saving.
-            shared = saved - english + extra
-            print(
-                f"          {saved:.2f} fewer than paper = {shared:.2f} shared across items + "
-                f"{english:.2f} English translations skipped - {extra:.2f} second-order judgment"
-                f" ({r.usage['reused'] / r.n:.2f} stage results reused per item in all)"
-            )
-    print(
-        f"Critical path per item at concurrency {first} (slowest call per level: concepts|translation, "
-        "checklist, judgment):"
-    )
+        ext = f", external translation requests {r.external / r.n:.2f}" if r.external else ""
+        print(
+            f"  {r.pipeline:<10} {r.engine_calls / r.n:.2f} calls{ext}, reused {r.usage['reused'] / r.n:.2f} "
+            f"| {per_item(r.by_stage, r.n)}"
+        )
+    print(f"Critical path per item at concurrency {first} (harness.py) against the measured item latency:")
     for key in PIPELINES[mode]:
         if (r := runs.get((key, first))) is not None and r.paths:
             mean = sum(r.paths.values()) / len(r.paths)
-            seq = sum(r.seq_paths.values()) / len(r.seq_paths)
-            print(
-                f"  {r.pipeline:<7} {mean:.3f} s; as 3 calls + 1 per extra order {seq:.3f} s; "
-                f"measured latency {r.latency:.3f} s"
-            )
-    print(f"-- {mode} summary --")
+            print(f"  {r.pipeline:<10} path {mean:.3f} s, latency {r.latency:.3f} s ({r.latency / mean:.2f})")
+    print(f"-- {mode} summary (load {load()}) --")
+    paper = runs.get(("a", big))
     for key in PIPELINES[mode]:
         if (r := runs.get((key, big))) is not None:
-            print(f"  calls/item {r.pipeline:<7} {r.engine_calls / r.n:.2f}")
-    ours1 = runs.get(("c" if mode == "pairwise" else "b", first))
-    if (paper1 := runs.get(("a", first))) and ours1:
-        print(
-            f"  latency/item at concurrency {first}: paper {paper1.latency:.3f} s, {ours1.pipeline} "
-            f"{ours1.latency:.3f} s (paper/ours = {paper1.latency / ours1.latency:.2f})"
-        )
+            vs = f" ({r.engine_calls / paper.engine_calls:.2f}x paper)" if paper and key != "a" else ""
+            print(f"  calls/item {r.pipeline:<10} {r.engine_calls / r.n:.2f}{vs}")
+    ours = "d" if mode == "pairwise" else "c"
+    for key in ("e", ours):
+        if (paper1 := runs.get(("a", first))) and (r1 := runs.get((key, first))):
+            print(
+                f"  latency/item at concurrency {first}: paper {paper1.latency:.3f} s, {r1.pipeline} "
+                f"{r1.latency:.3f} s (paper/ours = {paper1.latency / r1.latency:.2f})"
+            )
     for key in PIPELINES[mode]:
         if (r := runs.get((key, 16))) is not None:
             print(
-                f"  concurrency 16, {r.pipeline:<7} {r.n / r.wall:.2f} items/s, bound {r.n / r.bound:.2f} "
-                f"items/s, wall/bound {r.ratio:.2f}"
+                f"  concurrency 16, {r.pipeline:<10} {r.n / r.wall:.2f} items/s, bound {r.n / r.bound:.2f} "
+                f"items/s, wall/critical path {r.ratio:.2f} (goal <= 1.2)"
             )
+
+
+def runs_n(runs: dict[tuple[str, int], Run], conc: int) -> int:
+    return next((r.n for (_, c), r in runs.items() if c == conc), 0)
 
 
 def cache_rerun(items: list[Item], model: dict[str, Any], concurrency: int) -> None:
@@ -166,17 +183,23 @@ def cache_rerun(items: list[Item], model: dict[str, Any], concurrency: int) -> N
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--mode", choices=("pairwise", "pointwise", "both"), default="both")
-    p.add_argument("--items", type=int, default=64, help="pairwise items (4 per instruction)")
-    p.add_argument("--pointwise-items", type=int, default=32, help="pointwise items (4 per source)")
+    p.add_argument("--items", type=int, default=256, help="pairwise items (~1.37 per instruction)")
+    p.add_argument("--pointwise-items", type=int, default=256, help="pointwise items (1 per source)")
     p.add_argument("--min-items", type=int, default=8, help="items at concurrency C: max(this, 4*C), capped")
     p.add_argument("--concurrency", type=lambda s: [int(x) for x in s.split(",")], default=[1, 4, 16, 64])
-    p.add_argument("--pipelines", default="abc", help="subset of a (paper), b (ours/1), c (ours/2)")
+    p.add_argument(
+        "--pipelines",
+        default="abcde",
+        help="subset of a (paper), b (seq-llm), c (ours/1), d (ours/2), e (+ext)",
+    )
     p.add_argument("--base-ms", type=float, default=50.0, help="latency per call, ms")
     p.add_argument("--prompt-ms", type=float, default=0.02, help="latency per prompt token, ms")
     p.add_argument("--output-ms", type=float, default=2.0, help="latency per output token, ms")
+    p.add_argument("--translate-ms", type=float, default=100.0, help="external translator, ms per request")
     p.add_argument("--slots", type=int, default=None, help="server batch slots (default: unlimited)")
     p.add_argument("--no-cache-rerun", action="store_true")
     args = p.parse_args(argv)
+    TRANSLATE_S[0] = args.translate_ms / 1000
     model = {
         "base_latency": args.base_ms / 1000,
         "per_prompt_token": args.prompt_ms / 1000,
@@ -187,14 +210,15 @@ def main(argv: list[str] | None = None) -> int:
         f"python {platform.python_version()}, dspy {dspy.__version__}, {os.cpu_count()} CPUs; "
         f"simulated latency {args.base_ms:g} ms + {args.prompt_ms:g} ms/prompt token + "
         f"{args.output_ms:g} ms/output token, "
-        f"slots {args.slots or 'unlimited'}; concurrency C judges the first max({args.min_items}, 4*C) items"
+        f"slots {args.slots or 'unlimited'}; external translation {args.translate_ms:g} ms per request; "
+        f"concurrency C judges the first max({args.min_items}, 4*C) items; load {load()}"
     )
     modes = ("pairwise", "pointwise") if args.mode == "both" else (args.mode,)
     for mode in modes:
         items = pairwise_items(args.items) if mode == "pairwise" else pointwise_items(args.pointwise_items)
         bench_mode(mode, items, args, model)
     if not args.no_cache_rerun and "pairwise" in modes:
-        cache_rerun(pairwise_items(args.items), model, concurrency=16)
+        cache_rerun(pairwise_items(64), model, concurrency=16)
     return 0
 
 

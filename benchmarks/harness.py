@@ -1,10 +1,14 @@
 """Run one pipeline over items with the lead's runner and measure it against its critical-path bound.
 
 The bound comes from the simulated engine's latency model, call by call: each call is tagged with
-the item it works for (`Tagged` sets the tag; the engine logs it), and an item's critical path is
-the longest chain of dependent calls, level by level (concepts | translations, then checklists,
-then judgments: max latency per level, summed). A dataset at concurrency N cannot finish before
-max(longest item, sum of item paths / N), nor before the server's work / its slots.
+the item it works for (`Tagged` sets the tag; the engine logs it, and what the call works on: the
+instruction, response A or B), and an item's critical path is its longest chain of dependent calls:
+- cejudge's judges: for each response, the slowest of the instruction's and the response's concepts and
+  translations (the checklists wait for all four), then the slower of its two checklists; the slowest
+  response's chain, then the slowest judgment (the orders run at once);
+- a sequential pipeline (the paper's code): every call of the item, one after another, summed;
+external translation requests (SimulatedExternalTranslator) count like calls. A dataset at concurrency N
+cannot finish before max(longest item, sum of item paths / N), nor before the server's work / its slots.
 A shared call is logged for the item that issued it, so items that reuse it get a shorter path and
 the bound is, if anything, optimistic: the ratio wall/bound errs high, never flattering.
 """
@@ -28,7 +32,9 @@ from cejudge_dspy.backbones.simulated import CallLog, SimulatedEngine, tagged
 from cejudge_dspy.evaluation.runner import judge_items
 from cejudge_dspy.items import Item
 
-LEVEL = {"concepts": 0, "translate": 0, "checklist_r2i": 1, "checklist_i2r": 1, "score": 2, "verdict": 2}
+FRONT = {"concepts", "translate", "external_translate"}
+CHECKLISTS = {"checklist_r2i", "checklist_i2r"}
+JUDGMENTS = {"score", "verdict"}
 
 
 def _key(inputs: dict[str, Any]) -> str:
@@ -54,20 +60,30 @@ class Tagged(dspy.Module):
             self.in_flight -= 1
 
 
-def critical_paths(log: Sequence[CallLog], *, sequential_orders: bool = False) -> dict[str, float]:
-    """Per item: the sum over levels of the slowest call at that level.
-
-    `sequential_orders` adds the judgments up instead of taking the slowest: the issue's bound of
-    "3 calls plus one per extra order", for pipelines that judge their orders one after another.
-    """
-    levels: dict[str, list[list[float]]] = defaultdict(lambda: [[], [], []])
+def critical_paths(log: Sequence[CallLog], *, sequential: bool = False) -> dict[str, float]:
+    """Per item (call tag), the latency of its longest chain of dependent calls (module docstring)."""
+    by_tag: dict[str, list[CallLog]] = defaultdict(list)
     for call in log:
-        if call.stage in LEVEL and call.tag is not None:
-            levels[call.tag][LEVEL[call.stage]].append(call.latency)
+        if call.tag is not None:
+            by_tag[call.tag].append(call)
     out = {}
-    for tag, (front, checklists, judgments) in levels.items():
-        last = sum(judgments) if sequential_orders else max(judgments, default=0.0)
-        out[tag] = max(front, default=0.0) + max(checklists, default=0.0) + last
+    for tag, calls in by_tag.items():
+        if sequential:
+            out[tag] = sum(c.latency for c in calls)
+            continue
+        front: dict[str | None, float] = defaultdict(float)
+        checklists: dict[str | None, float] = defaultdict(float)
+        judgment = 0.0
+        for c in calls:
+            if c.stage in FRONT:
+                front[c.which] = max(front[c.which], c.latency)
+            elif c.stage in CHECKLISTS:
+                checklists[c.which] = max(checklists[c.which], c.latency)
+            elif c.stage in JUDGMENTS:
+                judgment = max(judgment, c.latency)
+        responses = set(checklists) | {w for w in front if w != "instruction"}
+        chains = [max(front["instruction"], front[r]) + checklists[r] for r in responses]
+        out[tag] = max(chains, default=front["instruction"]) + judgment
     return out
 
 
@@ -98,11 +114,11 @@ class Run:
     bound: float
     peak_items: int
     peak_calls: int
-    english: int  # translations of English texts (the paper's pipeline makes them; ours never)
+    english: int  # LLM translations of English texts (only the seq-llm baseline makes them)
+    external: int = 0  # requests to the simulated external translator
     usage: dict[str, int] = field(default_factory=dict)
     by_stage: dict[str, int] = field(default_factory=dict)
     paths: dict[str, float] = field(default_factory=dict)
-    seq_paths: dict[str, float] = field(default_factory=dict)  # orders one after another (the issue's 3+1)
 
     @property
     def ratio(self) -> float:
@@ -118,9 +134,14 @@ def run(
     concurrency: int,
     *,
     task: str,
+    sequential: bool = False,
 ) -> Run:
-    """Judge `items` with `program` through `runner.judge_items` and measure everything."""
+    """Judge `items` with `program` through `runner.judge_items` and measure everything; `sequential`:
+    the program awaits every call after the previous one (the paper's pipeline)."""
     engine.reset()
+    translator = getattr(program, "translator", None)
+    if hasattr(translator, "reset"):
+        translator.reset()
     wrapped = Tagged(program, items)
     with tempfile.TemporaryDirectory(prefix="cejudge-bench-") as tmp, dspy.context(lm=lm):
         start = time.perf_counter()
@@ -146,7 +167,9 @@ def run(
             usage[k] += int(u[k])
         for stage, n in u["by_stage"].items():
             by_stage[stage] += n
-    paths = critical_paths(engine.log)
+    external = list(getattr(translator, "log", []))
+    log = [*engine.log, *external]
+    paths = critical_paths(log, sequential=sequential)
     return Run(
         pipeline=pipeline,
         concurrency=concurrency,
@@ -158,10 +181,10 @@ def run(
         latency=statistics.fmean(r.seconds for r in records),
         peak_items=wrapped.peak_items,
         bound=dataset_bound(paths, concurrency, engine.log, engine.max_concurrency),
+        external=len(external),
         peak_calls=engine.peak_in_flight,
         english=sum(c.source_language == "English" for c in engine.log),
         usage=dict(usage),
         by_stage=dict(by_stage),
         paths=paths,
-        seq_paths=critical_paths(engine.log, sequential_orders=True),
     )

@@ -1,19 +1,29 @@
-"""The paper's CE-Judge pipeline as a baseline: every stage call awaited one after another, nothing shared.
+"""Baselines in the form the paper's released code runs CE-Judge, for the throughput benchmark.
 
-Same stage modules (so the same prompts and token counts) as `cejudge_dspy.methods.cejudge`, but in
-the form the paper's code runs them: concepts, then translations, then checklists, then one judgment,
-each call waiting for the previous one; no work shared between responses or items; one presentation
-order. Choice, following the issue's counts (7 calls per pointwise item, 11 per pairwise item): every
-text is translated, English included, as the paper's code does; `cejudge_dspy` skips English instead.
+`paper` (the default, `translator="external"`): what the paper's code does. Texts are translated by
+Google Translate, batched, before any LLM call, and English is not translated; then the concepts of each
+text, then the checklists, then one judgment in one presentation order, each LLM call awaited after the
+previous one, nothing shared between items. LLM calls: 8 per pairwise item (3 concepts, 4 checklists, 1
+verdict) and 5 per pointwise item. Google Translate is played by `SimulatedExternalTranslator`: no LLM
+call, one modelled delay per batch, and no network.
+
+`seq-llm` (`translator="llm"`) is ours, not the paper's: the same sequence with the judge's LLM
+translation stage on every text, English included (11 calls per pairwise item, 7 per pointwise). It is
+what the paper's pipeline would cost without an external translator.
+
+Same stage modules (so the same prompts and token counts) as `cejudge_dspy.methods.cejudge`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from collections.abc import Sequence
+from typing import Any, Literal
 
 import dspy
 
-from cejudge_dspy.languages import language_name, normalize_language
+from cejudge_dspy.backbones.simulated import CallLog, current_tag
+from cejudge_dspy.languages import is_english, language_name, normalize_language
 from cejudge_dspy.methods import StageFailure
 from cejudge_dspy.methods.cejudge.stages import (
     ChecklistFromInstruction,
@@ -25,27 +35,91 @@ from cejudge_dspy.methods.cejudge.stages import (
 )
 from cejudge_dspy.results import JudgeResult, OrderResult, unparsed
 from cejudge_dspy.tasks import TaskSpec, load_task
-from cejudge_dspy.usage import Usage, collecting
+from cejudge_dspy.usage import Usage, collecting, current_subject
+
+
+class SimulatedExternalTranslator:
+    """A stand-in for Google Translate (deep-translator, batched), as the paper's code uses it: costs no
+    LLM call, takes `batch_latency` seconds per request whatever its size, never reaches the network.
+    Implements the `Translator` protocol (`translate`), so `PairwiseJudge(translator=...)` takes it too,
+    and `translate_batch` for the paper's one request per item. Requests are logged (stage
+    `external_translate`) next to the engine's calls, for the critical path."""
+
+    name = "simulated-google"
+
+    def __init__(self, batch_latency: float = 0.1) -> None:
+        self.batch_latency = batch_latency
+        self.log: list[CallLog] = []
+        self.requests = 0
+        self._cache: dict[tuple[str, str], asyncio.Future[list[str]]] = {}
+
+    def reset(self) -> None:
+        self.log, self.requests, self._cache = [], 0, {}
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SimulatedExternalTranslator:
+        return self  # one service, however many copies of a program use it
+
+    async def translate_batch(self, texts: Sequence[str], language: str) -> list[str]:
+        code = normalize_language(language)
+        if is_english(code) or not texts:
+            return list(texts)  # English is skipped: no request at all
+        self.requests += 1
+        self.log.append(
+            CallLog(
+                "external_translate",
+                current_tag.get(),
+                0,
+                0,
+                self.batch_latency,
+                language_name(code),
+                current_subject(),
+            )
+        )
+        await asyncio.sleep(self.batch_latency)
+        return [f"[English] {t}" for t in texts]
+
+    async def translate(self, text: str, language: str) -> str:
+        """One text, cached and de-duplicated per (language, text) as cejudge's own translators are."""
+        key = (normalize_language(language), text)
+        task = self._cache.get(key)
+        if task is None or task.get_loop() is not asyncio.get_running_loop():
+            task = self._cache[key] = asyncio.ensure_future(self.translate_batch([text], language))
+        return (await asyncio.shield(task))[0]
 
 
 class _Paper(dspy.Module):
-    def __init__(self, task: str | TaskSpec) -> None:
+    def __init__(
+        self,
+        task: str | TaskSpec,
+        translator: Literal["external", "llm"] = "external",
+        batch_latency: float = 0.1,
+    ) -> None:
         super().__init__()
         self.spec = load_task(task)
         self.concepts = Concepts()
         self.translate = Translate()
         self.checklist_r2i = ChecklistFromResponse()
         self.checklist_i2r = ChecklistFromInstruction()
+        self.translator = SimulatedExternalTranslator(batch_latency) if translator == "external" else None
 
-    async def _sequential_front(self, texts: dict[str, tuple[str, str, str]]) -> tuple[dict, dict]:
-        """Concepts of every text, then the translation of every text, one call at a time."""
-        concepts: dict[str, list[str]] = {}
+    async def _front(self, texts: dict[str, tuple[str, str, str]]) -> tuple[dict, dict]:
+        """English of every text, then the concepts of every text, one step after another."""
         english: dict[str, str] = {}
+        if self.translator is not None:
+            # One batched request per language (the item's texts share one here), English skipped.
+            by_language: dict[str, list[str]] = {}
+            for name, (_, _, language) in texts.items():
+                by_language.setdefault(language, []).append(name)
+            for language, names in by_language.items():
+                out = await self.translator.translate_batch([texts[n][0] for n in names], language)
+                english.update(zip(names, out, strict=True))
+        else:
+            for name, (text, _, language) in texts.items():  # every text, English included
+                pred = await self.translate.acall(source_language=language_name(language), text=text)
+                english[name] = pred.english
+        concepts: dict[str, list[str]] = {}
         for name, (text, kind, _) in texts.items():
             concepts[name] = (await self.concepts.acall(task=self.spec.task, kind=kind, text=text)).concepts
-        for name, (text, _, language) in texts.items():
-            pred = await self.translate.acall(source_language=language_name(language), text=text)
-            english[name] = pred.english
         return concepts, english
 
     async def _checklist(
@@ -65,10 +139,15 @@ class _Paper(dspy.Module):
 
 
 class PaperPointwise(_Paper):
-    """7 calls per item: 2 concepts, 2 translations, 2 checklists, 1 score."""
+    """5 LLM calls per item (2 concepts, 2 checklists, 1 score); 7 with `translator="llm"`."""
 
-    def __init__(self, task: str | TaskSpec = "literary") -> None:
-        super().__init__(task)
+    def __init__(
+        self,
+        task: str | TaskSpec = "literary",
+        translator: Literal["external", "llm"] = "external",
+        batch_latency: float = 0.1,
+    ) -> None:
+        super().__init__(task, translator, batch_latency)
         self.judge = ScoreJudgment()
 
     async def aforward(
@@ -79,7 +158,7 @@ class PaperPointwise(_Paper):
         usage = Usage()
         with collecting(usage):
             try:
-                c, e = await self._sequential_front(
+                c, e = await self._front(
                     {
                         "instruction": (instruction, "instruction", language),
                         "response": (response, "response", response_language),
@@ -111,10 +190,16 @@ class PaperPointwise(_Paper):
 
 
 class PaperPairwise(_Paper):
-    """11 calls per item: 3 concepts, 3 translations, 4 checklists, 1 verdict (order A/B only)."""
+    """8 LLM calls per item (3 concepts, 4 checklists, 1 verdict, order A/B only); 11 with
+    `translator="llm"` (3 translations more)."""
 
-    def __init__(self, task: str | TaskSpec = "chat") -> None:
-        super().__init__(task)
+    def __init__(
+        self,
+        task: str | TaskSpec = "chat",
+        translator: Literal["external", "llm"] = "external",
+        batch_latency: float = 0.1,
+    ) -> None:
+        super().__init__(task, translator, batch_latency)
         self.judge = VerdictJudgment()
 
     async def aforward(
@@ -124,7 +209,7 @@ class PaperPairwise(_Paper):
         usage = Usage()
         with collecting(usage):
             try:
-                c, e = await self._sequential_front(
+                c, e = await self._front(
                     {
                         "instruction": (instruction, "instruction", language),
                         "a": (response_a, "response", language),

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, TypeVar
@@ -160,12 +160,29 @@ _callback: ContextVar[ProgressCallback | None] = ContextVar("cejudge_progress_ca
 _subject: ContextVar[str | None] = ContextVar("cejudge_progress_subject", default=None)
 
 
+_calls: ContextVar[list[int] | None] = ContextVar("cejudge_lm_calls", default=None)
+
+
 class _CallCounter(BaseCallback):
-    def __init__(self) -> None:
-        self.calls = 0
+    """Counts LM calls (cache hits included) into the cell of the stage call in progress."""
 
     def on_lm_start(self, call_id: str, instance: Any, inputs: dict[str, Any]) -> None:
-        self.calls += 1
+        cell = _calls.get()
+        if cell is not None:
+            cell[0] += 1
+
+
+def _watch(lm: Any) -> bool:
+    """Attach a call counter to `lm` itself, once. A callback in `dspy.settings` would make DSPy run its
+    callback machinery (argument binding, a uuid, start and end hooks) around every module, adapter and
+    LM method of the call, about a third of the CPU a call costs; on the LM it runs once per call.
+    False when `lm` takes no callbacks (the caller then counts through `dspy.settings`)."""
+    callbacks = getattr(lm, "callbacks", None)
+    if not isinstance(callbacks, list):
+        return False
+    if not any(isinstance(c, _CallCounter) for c in callbacks):  # copies of an LM carry a copy of it
+        lm.callbacks = [*callbacks, _CallCounter()]
+    return True
 
 
 @contextmanager
@@ -193,6 +210,11 @@ def working_on(which: str | None) -> Iterator[None]:
         yield
     finally:
         _subject.reset(token)
+
+
+def current_subject() -> str | None:
+    """What the stage calls running here work on (see `working_on`), e.g. for a backbone's call log."""
+    return _subject.get()
 
 
 async def about(which: str | None, call: Awaitable[T]) -> T:
@@ -223,25 +245,33 @@ def note_reused(stage: str) -> None:
         tracker.reused()
 
 
-async def record_call(stage: str, call: Awaitable[T], label: str | None = None) -> T:
+async def record_call(stage: str, call: Awaitable[T], label: str | None = None, lm: Any = None) -> T:
     """Await one stage's predictor call, add its LM calls and tokens to the current Usage, and report
-    its start and finish to the current progress callback (`label`: the stage in words)."""
-    counter = _CallCounter()
-    callbacks = [*(dspy.settings.callbacks or []), counter]
+    its start and finish to the current progress callback (`label`: the stage in words). `lm` is the
+    LM the call will use (default: the current one); its calls are the ones counted."""
+    cell = [0]
+    token = _calls.set(cell)
     progress, which, label = _tracker.get(), _subject.get(), label or stage
     key = progress.start(stage, label, which) if progress is not None else 0
+    counting = (
+        nullcontext()
+        if _watch(lm if lm is not None else dspy.settings.lm)
+        else dspy.context(callbacks=[*(dspy.settings.callbacks or []), _CallCounter()])
+    )
     try:
-        with dspy.context(callbacks=callbacks), track_usage() as tracker:
+        with counting, track_usage() as tracker:
             return await call
     finally:
+        _calls.reset(token)
+        calls = cell[0]
         if progress is not None:
-            progress.finish(key, counter.calls, stage, label, which)
+            progress.finish(key, calls, stage, label, which)
         usage = _current.get()
         if usage is not None:
             entries = [e for per_lm in tracker.usage_data.values() for e in per_lm]
-            usage.calls += counter.calls
-            usage.cached += max(counter.calls - len(entries), 0)
-            usage.by_stage[stage] = usage.by_stage.get(stage, 0) + counter.calls
+            usage.calls += calls
+            usage.cached += max(calls - len(entries), 0)
+            usage.by_stage[stage] = usage.by_stage.get(stage, 0) + calls
             for entry in entries:
                 usage.prompt_tokens += int(entry.get("prompt_tokens") or 0)
                 usage.completion_tokens += int(entry.get("completion_tokens") or 0)

@@ -94,13 +94,52 @@ def test_calls_per_item_with_shared_instruction(
     assert stage_total(records, "VerdictJudgment") == 4 * (2 if orders == "both" else 1)
 
 
-def test_paper_pipeline_makes_eleven_calls_per_pairwise_item_whatever_is_shared(tmp_path: Path) -> None:
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_paper_pipeline_makes_eight_llm_calls_per_pairwise_item_whatever_is_shared(
+    tmp_path: Path, language: str
+) -> None:
     lm, engine = simulated_backbone(**INSTANT)
-    records = judge(shared_instruction_items("en"), PaperPairwise("chat"), lm, tmp_path)
+    paper = PaperPairwise("chat", batch_latency=0.0)
+    records = judge(shared_instruction_items(language), paper, lm, tmp_path)
     assert all(r.status == "ok" for r in records)
-    # The paper's form: 3 concepts, 3 translations (English too), 4 checklists, 1 judgment, nothing shared.
+    # The paper's code: 3 concepts, 4 checklists, 1 judgment, nothing shared; translation is external,
+    # one batched request per item, and English is not sent at all.
+    assert engine.calls == 4 * 8 and total(records, "reused") == 0
+    assert paper.translator.requests == (0 if language == "en" else 4)
+
+
+def test_sequential_llm_translation_baseline_makes_eleven_calls_per_pairwise_item(tmp_path: Path) -> None:
+    lm, engine = simulated_backbone(**INSTANT)
+    records = judge(shared_instruction_items("en"), PaperPairwise("chat", translator="llm"), lm, tmp_path)
+    assert all(r.status == "ok" for r in records)
     assert engine.calls == 4 * 11 and total(records, "reused") == 0
     assert sum(c.stage == "translate" and c.source_language == "English" for c in engine.log) == 4 * 3
+
+
+def test_critical_path_follows_each_responses_own_chain() -> None:
+    from harness import critical_paths
+
+    from cejudge_dspy.backbones.simulated import CallLog
+
+    def call(stage: str, latency: float, which: str | None) -> CallLog:
+        return CallLog(stage, "item", 0, 0, latency, None, which)
+
+    log = [
+        call("concepts", 1.0, "instruction"),
+        call("translate", 2.0, "instruction"),
+        call("concepts", 1.0, "A"),
+        call("translate", 1.0, "A"),
+        call("concepts", 5.0, "B"),
+        call("checklist_r2i", 3.0, "A"),
+        call("checklist_i2r", 1.0, "A"),
+        call("checklist_r2i", 1.0, "B"),
+        call("verdict", 1.0, "A shown first"),
+        call("verdict", 2.0, "B shown first"),
+    ]
+    # A: max(2, 1) + 3 = 5; B: max(2, 5) + 1 = 6; then the slower order, 2. Level maxima would add
+    # 5 + 3 + 2 = 10. A sequential pipeline waits for every call: 18.
+    assert critical_paths(log) == {"item": 8.0}
+    assert critical_paths(log, sequential=True) == {"item": 18.0}
 
 
 @pytest.fixture

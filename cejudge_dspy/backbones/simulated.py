@@ -29,6 +29,7 @@ from dspy.lm15 import Message, Response, TextPart, Usage
 
 from cejudge_dspy.backbones.simulated_answers import _FIELD, answer, render, stage_of
 from cejudge_dspy.errors import BackboneError
+from cejudge_dspy.usage import current_subject
 
 MODEL = "simulated/ce-judge"
 # The item a call works for, set by whoever issues it (see `tagged`); the call log keeps it so a
@@ -53,6 +54,7 @@ class CallLog:
     output_tokens: int
     latency: float
     source_language: str | None = None  # translate calls only: English ones are avoidable work
+    which: str | None = None  # what the call works on, as the judge labels it (`usage.working_on`)
 
 
 @dataclass
@@ -108,7 +110,7 @@ class SimulatedEngine:
         text = render(answer(stage, inputs), "Respond with a JSON object" in last)
         p, o = self.tokens(prompt), self.tokens(text)
         language = inputs.get("source_language") if stage == "translate" else None
-        entry = CallLog(stage, current_tag.get(), p, o, self.latency(p, o), language)
+        entry = CallLog(stage, current_tag.get(), p, o, self.latency(p, o), language, current_subject())
         usage = Usage(input_tokens=p, output_tokens=o, total_tokens=p + o)
         message = Message.assistant([TextPart(text)])
         return Response(

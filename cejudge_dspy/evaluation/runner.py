@@ -32,6 +32,7 @@ from cejudge_dspy.evaluation.run_dir import (
     write_json_atomic,
 )
 from cejudge_dspy.items import Item
+from cejudge_dspy.methods.runtime import judging_run  # issue 14: no DSPy call history, GC tuned
 from cejudge_dspy.results import JudgeResult
 
 # What must match for a rerun to resume into the same directory: the whole identity (run_dir.py).
@@ -209,7 +210,8 @@ async def judge_items(
             if on_record is not None:
                 on_record(record)
 
-    await asyncio.gather(*(one(item) for item in items))
+    with judging_run():  # issue 14: a run's calls cost the same at item 5,000 as at item 1
+        await asyncio.gather(*(one(item) for item in items))
     if fatal:
         raise fatal[0]
     return records

@@ -15,7 +15,17 @@ import numpy as np
 from scipy import stats
 
 from cejudge_dspy.errors import InputError
-from cejudge_dspy.evaluation.metrics import MetricResult, check_aligned, is_missing, undefined_result
+from cejudge_dspy.evaluation.metrics import (
+    MetricResult,
+    accuracy,
+    check_aligned,
+    is_missing,
+    kendall_tau,
+    normalize_label,
+    pearson,
+    spearman,
+    undefined_result,
+)
 
 
 def _value_of(result: MetricResult | float) -> float:
@@ -30,6 +40,69 @@ def _object_columns(arrays: Sequence[Sequence[Any]]) -> list[np.ndarray]:
         col[:] = a
         cols.append(col)
     return cols
+
+
+def _accuracy_rows(preds: Sequence[Any], golds: Sequence[Any], idx: np.ndarray) -> np.ndarray:
+    """`accuracy(preds[row], golds[row]).value` for every row of `idx` at once (gold ties excluded)."""
+    scored = np.zeros(len(preds), dtype=bool)
+    correct = np.zeros(len(preds), dtype=bool)
+    for i, (p, g) in enumerate(zip(preds, golds, strict=True)):
+        if is_missing(p) or is_missing(g):
+            continue
+        gold = normalize_label(g, item=i, field="golds")
+        scored[i] = gold != "tie"
+        correct[i] = scored[i] and normalize_label(p, item=i, field="preds") == gold
+    n = scored[idx].sum(axis=1)
+    hits = correct[idx].sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, hits / np.maximum(n, 1), np.nan)
+
+
+def _correlation_rows(
+    fn: Callable[..., Any],
+) -> Callable[[Sequence[Any], Sequence[Any], np.ndarray], np.ndarray]:
+    """Per row of `idx`, the correlation the metric function computes: the same scipy call on the same
+    floats in the same order, without rebuilding Python lists per resample."""
+
+    def rows(x: Sequence[Any], y: Sequence[Any], idx: np.ndarray) -> np.ndarray:
+        valid = np.array(
+            [not (is_missing(a) or is_missing(b)) for a, b in zip(x, y, strict=True)], dtype=bool
+        )
+        xf = np.array([float(a) if ok else np.nan for a, ok in zip(x, valid, strict=True)])
+        yf = np.array([float(b) if ok else np.nan for b, ok in zip(y, valid, strict=True)])
+        out = np.full(len(idx), np.nan)
+        for k, row in enumerate(idx):
+            kept = row[valid[row]]
+            if kept.size < 2:
+                continue
+            xs, ys = xf[kept], yf[kept]
+            if (xs == xs[0]).all() or (ys == ys[0]).all():
+                continue  # constant side: the metric is undefined (NaN), as `_correlation` says
+            out[k] = float(fn(xs, ys).statistic)
+        return out
+
+    return rows
+
+
+# Metrics whose resampled values are computed without calling the metric per resample. Values are the
+# ones the metric would give (accuracy exactly; correlations through the same scipy function).
+_RESAMPLED: dict[Callable[..., Any], Callable[[Sequence[Any], Sequence[Any], np.ndarray], np.ndarray]] = {
+    accuracy: _accuracy_rows,
+    kendall_tau: _correlation_rows(stats.kendalltau),
+    spearman: _correlation_rows(stats.spearmanr),
+    pearson: _correlation_rows(stats.pearsonr),
+}
+
+
+def _resampled_values(
+    metric_fn: Callable[..., Any], arrays: Sequence[Sequence[Any]], idx: np.ndarray
+) -> np.ndarray:
+    """`metric_fn` on every resample (a row of item indices in `idx`), as an array of floats."""
+    fast = _RESAMPLED.get(metric_fn)
+    if fast is not None and len(arrays) == 2:
+        return fast(arrays[0], arrays[1], idx)
+    cols = _object_columns(arrays)
+    return np.array([_value_of(metric_fn(*(c[row].tolist() for c in cols))) for row in idx])
 
 
 def _percentile_ci(values: np.ndarray, confidence: float) -> tuple[float | None, float | None]:
@@ -68,15 +141,16 @@ def bootstrap_ci(
     _check_bootstrap_args(n_resamples, confidence)
     if not arrays:
         raise InputError("needs at least one item-aligned sequence to resample", field="arrays")
-    cols = _object_columns(arrays)
+    lists = check_aligned(arrays, [f"arrays[{i}]" for i in range(len(arrays))])
+    n = len(lists[0])
     point = metric_fn(*arrays)
     if not isinstance(point, MetricResult):
-        point = MetricResult(getattr(metric_fn, "__name__", "metric"), float(point), len(cols[0]))
-    if not point.defined or len(cols[0]) == 0:
+        point = MetricResult(getattr(metric_fn, "__name__", "metric"), float(point), n)
+    if not point.defined or n == 0:
         return point
     rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(cols[0]), size=(n_resamples, len(cols[0])))
-    vals = np.array([_value_of(metric_fn(*(c[row].tolist() for c in cols))) for row in idx])
+    idx = rng.integers(0, n, size=(n_resamples, n))
+    vals = _resampled_values(metric_fn, lists, idx)
     low, high = _percentile_ci(vals, confidence)
     extra = dict(point.extra) | {
         "n_resamples": n_resamples,
@@ -108,16 +182,13 @@ def paired_bootstrap_diff(
     a, b, g = ([v[i] for i in keep] for v in (a, b, g))
     n, n_excluded = len(keep), len(golds) - len(keep)
 
-    def diff(xa: list[Any], xb: list[Any], xg: list[Any]) -> float:
-        return _value_of(metric_fn(xa, xg)) - _value_of(metric_fn(xb, xg))
-
     name = f"{getattr(metric_fn, '__name__', 'metric')}_diff"
-    point = diff(a, b, g)
+    point = _value_of(metric_fn(a, g)) - _value_of(metric_fn(b, g))
     if math.isnan(point):
         return undefined_result(name, n, n_excluded, "metric undefined for one of the judges")
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, n, size=(n_resamples, n))
-    vals = np.array([diff([a[i] for i in row], [b[i] for i in row], [g[i] for i in row]) for row in idx])
+    vals = _resampled_values(metric_fn, [a, g], idx) - _resampled_values(metric_fn, [b, g], idx)
     low, high = _percentile_ci(vals, confidence)
     finite = vals[~np.isnan(vals)]
     p = min(1.0, 2 * min(float(np.mean(finite <= 0)), float(np.mean(finite >= 0))))

@@ -6,6 +6,7 @@ from cejudge_dspy.methods.cejudge import PairwiseJudge, PointwiseJudge
 from cejudge_dspy.methods.checkeval import CEJudgeCheckEval, CheckEvalJudge, Checklist
 from cejudge_dspy.methods.direct import DirectPairwiseJudge, DirectPointwiseJudge
 from cejudge_dspy.methods.registry import METHODS, build_program, load_program, method_names, program_for_task
+from cejudge_dspy.methods.runtime import judging_run, keep_history, quiet_history
 from cejudge_dspy.methods.saved import (
     auto_choice,
     default_path,
@@ -30,11 +31,14 @@ __all__ = [
     "auto_choice",
     "build_program",
     "default_path",
+    "judging_run",
+    "keep_history",
     "load_program",
     "manifest_path",
     "method_names",
     "program_for_task",
     "program_identity",
+    "quiet_history",
     "read_manifest",
     "save_program",
 ]

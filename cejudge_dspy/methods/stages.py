@@ -61,7 +61,8 @@ class Stage(dspy.Module):
             pred = None
             try:
                 with dspy.context(adapter=adapter) if adapter else nullcontext():
-                    pred = await record_call(name, self.predict.acall(**inputs), self.label or name)
+                    call = self.predict.acall(**inputs)
+                    pred = await record_call(name, call, self.label or name, lm=self.predict.lm)
                 return self.check(pred, inputs)
             except AdapterParseError as exc:
                 reason, raw = f"unparseable output ({_first_line(exc)})", exc.lm_response

@@ -24,6 +24,7 @@ import dspy
 
 from cejudge_dspy.errors import BackboneError, InputError
 from cejudge_dspy.methods.registry import program_for_task
+from cejudge_dspy.methods.runtime import judging_run
 from cejudge_dspy.tasks import TaskSpec, load_task
 from cejudge_dspy.tuning.budget import (
     OPTIMIZERS,
@@ -139,7 +140,7 @@ def evaluate_dev(
             on_progress(phase, done[0], len(devset))
         return metric(gold, pred, trace)
 
-    result = dspy.Evaluate(
+    evaluate = dspy.Evaluate(
         devset=devset,
         metric=counted,
         num_threads=num_threads,
@@ -147,7 +148,9 @@ def evaluate_dev(
         max_errors=len(devset) + 1,
         failure_score=0.0,
         provide_traceback=False,
-    )(program)
+    )
+    with judging_run():  # a dev pass is a judging run (methods/runtime.py)
+        result = evaluate(program)
     golds, preds = [ex for ex, _, _ in result.results], [p for _, p, _ in result.results]
     parsed = [r for p in preds if (r := result_of(p)) is not None and r.ok]
     if spec.mode == "pairwise":

@@ -1,0 +1,228 @@
+"""Cost at scale: CPU per engine call at 1,000 and 5,000 items, peak memory, concurrency 16 vs 64, and
+resuming a finished 5,000-record run, on the latency-simulating backbone (issue 14).
+
+Each cell runs in a fresh Python process (so peak memory is that run's), judging pairwise items with
+`PairwiseJudge("chat")` (both orders, LLM translation) through `runner.judge_items`, items per
+instruction drawn from the real data's distribution (synthetic.py). CPU is the process's user + system
+time around the run (`resource.getrusage`, DSPy's worker threads included), divided by the engine calls
+the run made. Wall-clock figures depend on what else the machine runs: the load average is printed
+with each. One run prints every figure and the checks against the issue's goals:
+
+    python benchmarks/bench_scale.py            # ~4-6 min on 2 shared cores
+    python benchmarks/bench_scale.py --quick    # 200 / 1,000 items, a smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+HERE = Path(__file__).resolve().parent
+
+
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def _load() -> str:
+    return "{:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+
+
+def cell(n: int, concurrency: int, ms: float, out: Path) -> dict[str, Any]:
+    """One run in this process: judge `n` items at `concurrency` on `simulated:ms`, into `out`."""
+    import dspy
+    from synthetic import pairwise_items
+
+    from cejudge_dspy.backbones.simulated import simulated_backbone
+    from cejudge_dspy.evaluation.runner import RESULTS, judge_items, prepare_run_dir
+    from cejudge_dspy.methods.cejudge.judges import PairwiseJudge
+
+    items = pairwise_items(n)
+    lm, engine = simulated_backbone(base_latency=ms / 1000, per_prompt_token=0.0, per_output_token=0.0)
+    program = PairwiseJudge("chat")
+    prepare_run_dir(out, {"task": "chat", "method": "cejudge", "lm": f"simulated:{ms:g}", "orders": "both"})
+    base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    cpu0, wall0 = _cpu(), time.perf_counter()
+    with dspy.context(lm=lm):
+        records = asyncio.run(
+            judge_items(items, program, out / RESULTS, task="chat", method="cejudge", concurrency=concurrency)
+        )
+    cpu, wall = _cpu() - cpu0, time.perf_counter() - wall0
+    assert all(r.status == "ok" for r in records) and len(records) == n
+    seconds = sorted(r.seconds for r in records)
+    tenth = max(1, n // 10)
+    return {
+        "n": n,
+        "concurrency": concurrency,
+        "ms": ms,
+        "calls": engine.calls,
+        "cpu_s": cpu,
+        "cpu_ms_per_call": cpu / engine.calls * 1000,
+        "wall_s": wall,
+        "items_per_s": n / wall,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "rss_before_run_mb": base_rss,
+        # Item latency early and late in the run (by finishing order): flat cost keeps them equal.
+        "latency_first_tenth_s": sum(r.seconds for r in records[:tenth]) / tenth,
+        "latency_last_tenth_s": sum(r.seconds for r in records[-tenth:]) / tenth,
+        "latency_median_s": seconds[n // 2],
+        "load": _load(),
+    }
+
+
+def resume(out: Path) -> dict[str, Any]:
+    """What `cejudge evaluate` does on a rerun of a finished run: reopen it, find nothing left to judge,
+    re-summarise (1,000 bootstrap resamples) and rewrite summary.json. The items are read from a JSONL
+    file, as `--data` would read them; Python's and DSPy's imports are timed apart."""
+    t0, c0 = time.perf_counter(), _cpu()
+    from cejudge_dspy.evaluation.runner import (
+        RESULTS,
+        SUMMARY,
+        judge_items,
+        pending_items,
+        prepare_run_dir,
+        read_records,
+    )
+    from cejudge_dspy.evaluation.summary import summarize
+    from cejudge_dspy.items import Item
+    from cejudge_dspy.tasks import load_task
+
+    t1, c1 = time.perf_counter(), _cpu()
+    spec = load_task("chat")
+    # The items as `evaluate --data` would read them: a JSONL file the first run wrote.
+    lines = (out / "items.jsonl").read_text(encoding="utf-8").splitlines()
+    items = [Item(**json.loads(line)) for line in lines]
+    config = json.loads((out / "run.json").read_text())
+    records = prepare_run_dir(out, config)
+    todo = pending_items(items, records)
+    asyncio.run(judge_items(todo, None, out / RESULTS, task="chat", method="cejudge"))  # type: ignore[arg-type]
+    t2 = time.perf_counter()
+    summary = summarize(read_records(out / RESULTS), spec, n_resamples=1000, seed=42)
+    (out / SUMMARY).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    t3, c3 = time.perf_counter(), _cpu()
+    return {
+        "records": len(records),
+        "left": len(todo),
+        "imports_s": t1 - t0,
+        "reopen_s": t2 - t1,
+        "summarise_s": t3 - t2,
+        "resume_wall_s": t3 - t1,
+        "resume_cpu_s": c3 - c1,
+        "imports_cpu_s": c1 - c0,
+        "accuracy_ci": [summary["overall"]["ci_low"], summary["overall"]["ci_high"]],
+        "load": _load(),
+    }
+
+
+def spawn(*args: str) -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, __file__, *args], capture_output=True, text=True, check=False, cwd=HERE
+    )
+    if proc.returncode:
+        raise SystemExit(f"cell {args} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def verdict(ok: bool) -> str:
+    return "MET" if ok else "NOT MET"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument(
+        "--quick", action="store_true", help="200 / 1,000 / 256 items instead of 1,000 / 5,000 / 1,024"
+    )
+    p.add_argument("--cell", nargs=3, metavar=("N", "CONCURRENCY", "MS"), help=argparse.SUPPRESS)
+    p.add_argument("--resume", metavar="DIR", help=argparse.SUPPRESS)
+    p.add_argument("--out", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    sys.path.insert(0, str(HERE))
+    if args.cell:
+        out = Path(args.out)
+        result = cell(int(args.cell[0]), int(args.cell[1]), float(args.cell[2]), out)
+        from dataclasses import asdict
+
+        from synthetic import pairwise_items
+
+        rows = (json.dumps(asdict(item), ensure_ascii=False) for item in pairwise_items(int(args.cell[0])))
+        (out / "items.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
+        print(json.dumps(result))
+        return 0
+    if args.resume:
+        print(json.dumps(resume(Path(args.resume))))
+        return 0
+
+    import dspy
+
+    small, big, thr = (200, 1000, 256) if args.quick else (1000, 5000, 1024)
+    print(
+        f"python {platform.python_version()}, dspy {dspy.__version__}, {os.cpu_count()} CPUs, "
+        f"load {_load()}; pairwise, PairwiseJudge both orders, LLM translation, items per instruction ~1.37"
+    )
+    with tempfile.TemporaryDirectory(prefix="cejudge-scale-") as tmp:
+        runs = {}
+        print(
+            f"\n{'items':>5} {'conc':>4} {'backbone':>12} {'calls':>6} {'CPU s':>6} {'CPU ms/call':>11} "
+            f"{'wall s':>7} {'items/s':>7} {'peak MB':>7} {'lat 1st/last 10% s':>18}  load (1/5/15 min)"
+        )
+        for n, conc, ms in ((small, 64, 5), (big, 64, 5), (thr, 16, 50), (thr, 64, 50)):
+            out = Path(tmp) / f"run-{n}-{conc}-{ms}"
+            r = runs[n, conc, ms] = spawn("--cell", str(n), str(conc), str(ms), "--out", str(out))
+            print(
+                f"{n:>5} {conc:>4} {'simulated:' + str(ms):>12} {r['calls']:>6} {r['cpu_s']:>6.1f} "
+                f"{r['cpu_ms_per_call']:>11.3f} {r['wall_s']:>7.1f} {r['items_per_s']:>7.1f} "
+                f"{r['peak_rss_mb']:>7.0f} {r['latency_first_tenth_s']:>8.3f} / "
+                f"{r['latency_last_tenth_s']:<7.3f}"
+                f"  {r['load']}",
+                flush=True,
+            )
+        res = spawn("--resume", str(Path(tmp) / f"run-{big}-64-5"))
+    a, b = runs[small, 64, 5], runs[big, 64, 5]
+    t16, t64 = runs[thr, 16, 50], runs[thr, 64, 50]
+    flat = b["cpu_ms_per_call"] / a["cpu_ms_per_call"]
+    speedup = t64["items_per_s"] / t16["items_per_s"]
+    print(
+        f"\nresume of the finished {res['records']}-record run ({res['left']} left): reopen "
+        f"{res['reopen_s']:.2f} s + re-summarise {res['summarise_s']:.2f} s = "
+        f"{res['resume_wall_s']:.2f} s wall, "
+        f"{res['resume_cpu_s']:.2f} s CPU (imports before it: {res['imports_s']:.2f} s); load {res['load']}"
+    )
+    print("\nGoals (issue 14):")
+    print(
+        f"  CPU per call, {big} vs {small} items: {b['cpu_ms_per_call']:.3f} / {a['cpu_ms_per_call']:.3f} ms "
+        f"= {flat:.2f} (goal within 10%)  {verdict(abs(flat - 1) <= 0.10)}"
+    )
+    print(
+        f"  peak memory at {big} items: {b['peak_rss_mb']:.0f} MB (goal <= 400)  "
+        f"{verdict(b['peak_rss_mb'] <= 400)}"
+    )
+    print(
+        f"  {big} items, simulated:5, concurrency 64: {b['wall_s']:.1f} s wall "
+        f"(goal <= 60; load {b['load']})  "
+        f"{verdict(b['wall_s'] <= 60)}"
+    )
+    print(
+        f"  simulated:50, {thr} items: concurrency 64 {t64['items_per_s']:.1f} items/s vs 16 "
+        f"{t16['items_per_s']:.1f} = {speedup:.2f}x (goal >= 1.5)  {verdict(speedup >= 1.5)}"
+    )
+    print(
+        f"  resume + re-summarise {res['records']} records: {res['resume_wall_s']:.2f} s (goal <= 3)  "
+        f"{verdict(res['resume_wall_s'] <= 3)}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

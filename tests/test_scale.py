@@ -1,0 +1,104 @@
+"""Cost that stays flat over a long run, counted, never timed (issue 14).
+
+A run's per-call cost grew with the run because DSPy kept every call in the history of every module on
+the stack and code walked those lists. These tests count what made it grow: history entries, memo sizes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from pathlib import Path
+
+import dspy
+from dspy.clients import base_lm
+
+from cejudge_dspy.backbones.simulated import simulated_backbone
+from cejudge_dspy.evaluation.runner import RESULTS, judge_items
+from cejudge_dspy.items import Item
+from cejudge_dspy.methods import keep_history
+from cejudge_dspy.methods.cejudge.judges import PairwiseJudge
+from cejudge_dspy.methods.runtime import RUN_GC_THRESHOLD
+
+INSTANT = {"base_latency": 0.0, "per_prompt_token": 0.0, "per_output_token": 0.0}
+
+
+def items(n: int) -> list[Item]:
+    return [
+        Item(
+            id=f"i{k}",
+            mode="pairwise",
+            instruction=f"Frage {k}: warum?",
+            response_a=f"Antwort A{k}.",
+            response_b=f"Antwort B{k}.",
+            language="de",
+            label="A",
+        )
+        for k in range(n)
+    ]
+
+
+def histories(program: dspy.Module, lm: dspy.LM) -> int:
+    """Entries held in the LM's and every module's history (what used to grow without bound)."""
+    modules = [program, *(m for _, m in program.named_sub_modules())]
+    return len(lm.history) + sum(len(getattr(m, "history", [])) for m in modules)
+
+
+def run(program: dspy.Module, lm: dspy.LM, out: Path, n: int) -> None:
+    with dspy.context(lm=lm):
+        asyncio.run(judge_items(items(n), program, out / RESULTS, task="chat", method="m", concurrency=4))
+
+
+def test_a_judging_run_keeps_no_dspy_history(tmp_path: Path) -> None:
+    lm, engine = simulated_backbone(**INSTANT)
+    program = PairwiseJudge("chat")
+    global_before = len(base_lm.GLOBAL_HISTORY)
+    run(program, lm, tmp_path, 12)
+    assert engine.calls == 12 * 12  # 3 concepts, 3 translations, 4 checklists, 2 orders: the run did its work
+    # Nothing recorded, so the 5,000th call walks and copies no more than the first.
+    assert histories(program, lm) == 0
+    assert len(base_lm.GLOBAL_HISTORY) == global_before
+
+
+def test_keep_history_restores_dspys_history_for_a_run(tmp_path: Path) -> None:
+    lm, engine = simulated_backbone(**INSTANT)
+    program = PairwiseJudge("chat")
+    with keep_history():
+        run(program, lm, tmp_path, 2)
+    assert len(lm.history) == engine.calls == 24
+    assert histories(program, lm) > len(lm.history)  # the modules kept theirs too
+
+
+def test_one_judgment_through_the_python_api_keeps_its_history() -> None:
+    lm, engine = simulated_backbone(**INSTANT)
+    program = PairwiseJudge("chat")
+    with dspy.context(lm=lm):
+        program(instruction="Warum?", response_a="Weil.", response_b="Darum.", language="de")
+    assert len(lm.history) == engine.calls == 12  # inspect_history works as before
+
+
+def test_shared_work_memo_stays_bounded_over_a_long_run(tmp_path: Path) -> None:
+    lm, _ = simulated_backbone(**INSTANT)
+    program = PairwiseJudge("chat")
+    program.shared = type(program.shared)(maxsize=16)
+    run(program, lm, tmp_path, 40)  # 40 distinct instructions, 120 distinct texts
+    assert len(program.shared) == 16
+
+
+def test_a_run_tunes_the_garbage_collector_and_restores_it(tmp_path: Path) -> None:
+    lm, _ = simulated_backbone(**INSTANT)
+    seen: list[tuple[int, int, int]] = []
+
+    class Probe(dspy.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.judge = PairwiseJudge("chat")
+
+        async def aforward(self, **inputs: object) -> dspy.Prediction:
+            seen.append(gc.get_threshold())
+            return await self.judge.acall(**inputs)
+
+    before = gc.get_threshold()
+    run(Probe(), lm, tmp_path, 3)
+    assert set(seen) == {RUN_GC_THRESHOLD}
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
