@@ -70,18 +70,21 @@ def backbone(args: argparse.Namespace, status: Any = None) -> Iterator[dspy.LM]:
         if status is not None:
             status.update(message)
 
-    with use_backbone(
-        args.lm,
-        api_base=args.api_base,
-        api_key=args.api_key,
-        temperature=args.temperature,
-        seed=args.seed,
-        max_tokens=args.max_tokens,
-        cache=not args.no_cache,
-        on_status=on_status,
-        **({"constrained": True} if args.constrained else {}),
-    ) as lm:
+    with use_backbone(args.lm, **backbone_options(args), on_status=on_status) as lm:
         yield lm
+
+
+def backbone_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The backbone flags as `use_backbone` / `check_backbone` keyword arguments."""
+    return {
+        "api_base": args.api_base,
+        "api_key": args.api_key,
+        "temperature": args.temperature,
+        "seed": args.seed,
+        "max_tokens": args.max_tokens,
+        "cache": not args.no_cache,
+        **({"constrained": True} if args.constrained else {}),
+    }
 
 
 def program_label(args: argparse.Namespace, task: str) -> str:

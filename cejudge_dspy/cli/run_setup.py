@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from cejudge_dspy.backbones import check_backbone
+from cejudge_dspy.cli.common import backbone_options
 from cejudge_dspy.errors import InputError
 from cejudge_dspy.tasks import TaskSpec
 
@@ -35,16 +36,7 @@ def check_options(args: argparse.Namespace) -> None:
 
 def check_lm(args: argparse.Namespace) -> None:
     """The backbone flags, checked without loading a model (see backbones.check_backbone)."""
-    check_backbone(
-        args.lm,
-        api_base=args.api_base,
-        api_key=args.api_key,
-        temperature=args.temperature,
-        seed=args.seed,
-        max_tokens=args.max_tokens,
-        cache=not args.no_cache,
-        **({"constrained": True} if args.constrained else {}),
-    )
+    check_backbone(args.lm, **backbone_options(args))
 
 
 def run_identity(
