@@ -114,10 +114,15 @@ def test_sigkill_mid_run_loses_and_duplicates_nothing(tmp_path: Path, concurrenc
 def test_a_second_writer_is_refused_with_one_line_naming_the_holder(tmp_path: Path) -> None:
     data, out = good_data(tmp_path, 40), tmp_path / "run"
     # --no-cache: answers cached by earlier tests would let the first writer finish before the second starts.
-    slow = evaluate_argv(data, out, "--no-cache", lm="simulated:30")
+    slow = evaluate_argv(data, out, "--no-cache", lm="simulated:100")
     first = subprocess.Popen(CLI + slow, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_for(lambda: (out / "results.jsonl").exists() and ids(out), "the first writer's first record")
-    second = cli(slow)
+    # Freeze the first writer while the second tries, so a loaded machine cannot let it finish first.
+    os.kill(first.pid, signal.SIGSTOP)
+    try:
+        second = cli(slow)
+    finally:
+        os.kill(first.pid, signal.SIGCONT)
     assert first.wait(timeout=240) == 0
     assert second.returncode == 2
     line = second.stderr.strip().splitlines()[-1]
