@@ -18,6 +18,7 @@ from typing import Any
 
 import dspy
 
+from cejudge_dspy.errors import InputError
 from cejudge_dspy.probabilities import (
     DEFAULT_TIE_BAND,
     TOP_LOGPROBS,
@@ -29,7 +30,7 @@ from cejudge_dspy.probabilities import (
     tokens_from_logprobs,
     verdict_from_preference,
 )
-from cejudge_dspy.results import UNAVAILABLE, OrderResult, Probabilities
+from cejudge_dspy.results import DECISIONS, UNAVAILABLE, Decision, OrderResult, Probabilities
 
 logger = logging.getLogger("cejudge_dspy")
 _refuses: weakref.WeakSet[Any] = weakref.WeakSet()  # the option itself fails: stop asking
@@ -85,6 +86,18 @@ def tokens_of(lm: Any, pred: dspy.Prediction) -> list[TokenChoice] | None:
     if not gave_before:  # a backbone that gave probabilities once is not written off for one odd answer
         mark_unavailable(lm, "no logprobs in its answer" if not tokens else "no alternatives per token")
     return None
+
+
+def check_decision(decision: str) -> Decision:
+    if decision not in DECISIONS:
+        raise InputError(f"must be one of {', '.join(DECISIONS)}, got {decision!r}", field="decision")
+    return decision  # type: ignore[return-value]
+
+
+def check_tie_band(tie_band: float) -> float:
+    if not 0.0 <= tie_band < 1.0:
+        raise InputError(f"must be in [0, 1), got {tie_band!r}", field="tie_band")
+    return float(tie_band)
 
 
 # --- records --------------------------------------------------------------------------------------

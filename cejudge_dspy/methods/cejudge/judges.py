@@ -21,10 +21,15 @@ from cejudge_dspy.languages import normalize_language
 from cejudge_dspy.methods.cejudge.program import CEJudgeProgram
 from cejudge_dspy.methods.cejudge.stages import ScoreJudgment, VerdictJudgment
 from cejudge_dspy.methods.cejudge.understanding import Understanding, findings
-from cejudge_dspy.methods.readings import pairwise_probabilities, score_probabilities
+from cejudge_dspy.methods.readings import (
+    check_decision,
+    check_tie_band,
+    pairwise_probabilities,
+    score_probabilities,
+)
 from cejudge_dspy.methods.stages import StageFailure, judge_order
 from cejudge_dspy.probabilities import DEFAULT_TIE_BAND
-from cejudge_dspy.results import DECISIONS, Decision, JudgeResult, OrderResult, decide, reconcile, unparsed
+from cejudge_dspy.results import Decision, JudgeResult, OrderResult, decide, reconcile, unparsed
 from cejudge_dspy.tasks import TaskSpec
 from cejudge_dspy.translate.translators import Translator
 from cejudge_dspy.usage import Usage, about, collecting
@@ -177,18 +182,6 @@ def shown_first(order: Literal["AB", "BA"]) -> str:
 
 def _unparsed(mode: Literal["pointwise", "pairwise"], failure: StageFailure, **found: Any) -> dspy.Prediction:
     return unparsed(mode, failure.stage, failure.reason, failure.raw, **found).to_prediction()
-
-
-def check_decision(decision: str) -> Decision:
-    if decision not in DECISIONS:
-        raise InputError(f"must be one of {', '.join(DECISIONS)}, got {decision!r}", field="decision")
-    return decision  # type: ignore[return-value]
-
-
-def check_tie_band(tie_band: float) -> float:
-    if not 0.0 <= tie_band < 1.0:
-        raise InputError(f"must be in [0, 1), got {tie_band!r}", field="tie_band")
-    return float(tie_band)
 
 
 def cejudge_program(
