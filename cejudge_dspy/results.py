@@ -7,7 +7,7 @@ that failed and why: metrics exclude and count it, never grade it.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 import dspy
@@ -15,6 +15,45 @@ import dspy
 from cejudge_dspy.usage import Usage
 
 Status = Literal["ok", "unparsed"]
+Decision = Literal["argmax", "probability"]
+DECISIONS: tuple[Decision, ...] = ("argmax", "probability")
+ProbabilityStatus = Literal["ok", "unavailable", "not_located"]
+UNAVAILABLE = "the backbone returns no token probabilities"
+
+
+@dataclass
+class Probabilities:
+    """What the judge's token probabilities say, beside its argmax answer (see `probabilities.py`).
+
+    `status`: "ok"; "unavailable" (the backbone returns none); "not_located" (the answer's token was
+    not found, `reason` says why; the probability rule then keeps the argmax answer). Pairwise: p(A)
+    averaged over the orders, its `confidence` and the `verdict` it gives with `tie_band`. Pointwise:
+    the `distribution` over the scale's levels and the expected `score`. CheckEval: mean P(yes) per
+    dimension in `dimension_scores`, and over all questions in `score`.
+    """
+
+    status: ProbabilityStatus
+    reason: str | None = None
+    p_a: float | None = None
+    confidence: float | None = None
+    tie_band: float | None = None
+    verdict: Literal["A", "B", "tie"] | None = None
+    distribution: dict[str, float] = field(default_factory=dict)
+    score: float | None = None
+    dimension_scores: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+@dataclass
+class Argmax:
+    """The judge's argmax answer, kept beside a headline the probability rule decided."""
+
+    verdict: Literal["A", "B", "tie"] | None = None
+    score: float | None = None
+    dimension_scores: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -29,6 +68,10 @@ class OrderResult:
     feedback: str = ""
     error: str | None = None
     raw: str | None = None  # the model's unparsable output, kept for inspection
+    # P(the response shown first is better), normalised over A/B at the verdict token; None when the
+    # backbone gave no probabilities or the token was not found (`probability_error` says which).
+    p_first: float | None = None
+    probability_error: str | None = None
 
 
 @dataclass
@@ -55,6 +98,11 @@ class JudgeResult:
     error_stage: str | None = None
     # Method-specific detail worth keeping in the results file (e.g. CheckEval's per-question answers).
     details: dict[str, Any] = field(default_factory=dict)
+    # The rule behind `verdict`/`score`/`dimension_scores`: the argmax answer, or the token probabilities.
+    # Records written before the rule existed read as argmax, with no `argmax` or `probabilities`.
+    decision: Decision = "argmax"
+    argmax: Argmax | None = None
+    probabilities: Probabilities | None = None
 
     @property
     def ok(self) -> bool:
@@ -68,7 +116,29 @@ class JudgeResult:
         data = dict(data)
         data["orders"] = [OrderResult(**o) for o in data.get("orders", [])]
         data["usage"] = Usage.from_dict(data.get("usage", {}))
+        if isinstance(data.get("argmax"), dict):
+            data["argmax"] = Argmax(**data["argmax"])
+        if isinstance(data.get("probabilities"), dict):
+            data["probabilities"] = Probabilities(**data["probabilities"])
         return cls(**data)
+
+    def under(self, rule: Decision) -> JudgeResult:
+        """This result with its headline (`verdict`, `score`, `dimension_scores`) as `rule` decides.
+
+        The probability rule keeps the argmax answer where probabilities are missing (unavailable or not
+        located: `probabilities` says which), so both rules score the same items."""
+        if rule == self.decision or not self.ok:
+            return self
+        if rule == "argmax":
+            kept = self.argmax or Argmax()
+            return replace(
+                self,
+                decision="argmax",
+                verdict=kept.verdict,
+                score=kept.score,
+                dimension_scores=dict(kept.dimension_scores),
+            )
+        return decide(self, rule)
 
     def to_prediction(self) -> dspy.Prediction:
         """A `dspy.Prediction` whose fields are this result's fields, plus `result` itself."""
@@ -106,3 +176,34 @@ def reconcile(orders: list[OrderResult]) -> tuple[Literal["A", "B", "tie"] | Non
     if len(set(verdicts)) == 1:
         return verdicts[0], True
     return "tie", False
+
+
+def decide(result: JudgeResult, rule: Decision) -> JudgeResult:
+    """Set the headline of a result judged by argmax (with `probabilities` filled in) by `rule`.
+
+    The argmax answer is kept in `argmax`; under the probability rule the headline becomes the
+    probability verdict or score where `probabilities.status` is "ok", and stays the argmax elsewhere
+    (`decision` then says "argmax", so a reader sees which rule decided each record)."""
+    if not result.ok:
+        return result
+    kept = result.argmax or Argmax(result.verdict, result.score, dict(result.dimension_scores))
+    probs = result.probabilities
+    if rule == "argmax" or probs is None or not probs.ok:
+        return replace(
+            result,
+            decision="argmax",
+            argmax=kept,
+            verdict=kept.verdict,
+            score=kept.score,
+            dimension_scores=dict(kept.dimension_scores),
+        )
+    return replace(
+        result,
+        decision="probability",
+        argmax=kept,
+        verdict=probs.verdict if result.mode == "pairwise" else None,
+        score=probs.score if probs.score is not None else kept.score,
+        dimension_scores=dict(probs.dimension_scores)
+        if probs.dimension_scores
+        else dict(kept.dimension_scores),
+    )

@@ -77,6 +77,11 @@ class FakeEngine:
     calls: list[Call] = field(default_factory=list)
     delay: float = 0.0
     supports_response_schema: bool = False
+    # (stage, inputs, text) -> OpenAI `logprobs.content` for the answer, or None for no logprobs; used
+    # only when the request asks for logprobs (see `scripted_logprobs`).
+    logprobs: Callable[[str, dict[str, str], str], list[dict[str, Any]] | None] | None = None
+    refuse_logprobs: bool = False  # raise UnsupportedFeatureError when asked for logprobs
+    asked_logprobs: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -101,6 +106,31 @@ class FakeEngine:
         rule = {**default_rules(), **self.rules}.get(stage)
         answer = rule(inputs) if rule else "no rule"
         text = answer if isinstance(answer, str) else _format(answer, json_mode)
+        if request.config.logprobs is not None:
+            with self._lock:
+                self.asked_logprobs.append(stage)
+            if self.refuse_logprobs:
+                raise dspy.lm15.UnsupportedFeatureError(
+                    "this fake does not support logprobs", feature="logprobs"
+                )
+            content = self.logprobs(stage, inputs, text) if self.logprobs else None
+            if content is not None:
+                raw = {
+                    "id": "fake",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": request.model,
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": text},
+                            "finish_reason": "stop",
+                            "logprobs": {"content": content},
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                }
+                return dspy.lm15.response_from_openai_chat(raw, model=request.model)
         return Response(
             id=None,
             model=request.model,
@@ -155,3 +185,24 @@ def fake_lm(rules: dict[str, Rule] | None = None, **kwargs: Any) -> tuple[dspy.L
     engine = FakeEngine(rules=rules or {}, **kwargs)
     lm = dspy.LM("fake/judge", engine=engine, async_engine=AsyncFakeEngine(engine), cache=False)
     return lm, engine
+
+
+TOKEN = re.compile(r"\s*\w+|\s*[^\w\s]+|\s+")
+
+
+def scripted_logprobs(text: str, at: dict[str, dict[str, float]] | None = None) -> list[dict[str, Any]]:
+    """OpenAI logprobs content for `text` split into word / punctuation tokens (a space joins the token
+    after it). A token whose preceding text ends with a key of `at` gets that key's alternatives
+    ({token text: probability}); every other token has probability 1 and no rival."""
+    import math
+
+    out, pos = [], 0
+    for token in TOKEN.findall(text):
+        before = text[:pos]
+        alts = next((a for key, a in (at or {}).items() if before.endswith(key)), None) or {token: 1.0}
+        top = [{"token": t, "logprob": math.log(p), "bytes": None} for t, p in alts.items()]
+        out.append(
+            {"token": token, "logprob": math.log(alts.get(token, 1e-6)), "bytes": None, "top_logprobs": top}
+        )
+        pos += len(token)
+    return out

@@ -80,7 +80,7 @@ def chat_kwargs(request: lm15.Request) -> dict[str, Any]:
     if request.tools:
         raise _unsupported("tools")
     cfg = request.config
-    for name in ("tool_choice", "reasoning", "logprobs", "probabilities"):
+    for name in ("tool_choice", "reasoning", "probabilities"):
         if getattr(cfg, name) is not None:
             raise _unsupported(name)
     messages: list[dict[str, str]] = []
@@ -105,6 +105,63 @@ def chat_kwargs(request: lm15.Request) -> dict[str, Any]:
     return kwargs
 
 
+class TopLogprobs:
+    """A llama.cpp logits processor that records, per generated token, the top-k log probabilities.
+
+    llama-cpp-python returns logprobs only from a model built with `logits_all=True` (logits for every
+    prompt token: an n_ctx x vocabulary array, 5 GB for Qwen at 8k context) and sorts the whole
+    vocabulary in Python per token. Here each step's logits pass through once: a log-softmax and a
+    partial sort in numpy. The token generated at a step is the last input id of the next step; its
+    own logprob is read from the previous step's logits, the only array kept.
+    """
+
+    def __init__(self, k: int) -> None:
+        self.k = max(int(k), 1)
+        self.steps: list[tuple[Any, Any]] = []  # (top ids, their logprobs) per step
+        self.chosen: list[tuple[int, float]] = []  # (id, logprob) of the token each step produced
+        self.n_prompt: int | None = None
+        self._previous: Any = None  # (logits - logsumexp) of the last step
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        import numpy as np
+
+        if self.n_prompt is None:
+            self.n_prompt = len(input_ids)
+        elif self._previous is not None:
+            token = int(input_ids[-1])
+            self.chosen.append((token, float(self._previous[token])))
+        logits = np.asarray(scores, dtype=np.float64)
+        top = logits.max()
+        logprobs = logits - (top + np.log(np.exp(logits - top).sum()))
+        k = min(self.k, len(logprobs))
+        ids = np.argpartition(-logprobs, k - 1)[:k]
+        ids = ids[np.argsort(-logprobs[ids])]
+        self.steps.append((ids, logprobs[ids]))
+        self._previous = logprobs
+        return scores
+
+    def content(
+        self, detokenize: Callable[[list[int], list[int]], bytes], prompt_ids: list[int]
+    ) -> list[dict[str, Any]]:
+        """The OpenAI chat `logprobs.content` list for the tokens whose successor step was seen."""
+        out: list[dict[str, Any]] = []
+        history = list(prompt_ids)
+        for (token, logprob), (ids, lps) in zip(self.chosen, self.steps, strict=False):
+
+            def text(i: int) -> str:
+                return detokenize([int(i)], history).decode("utf-8", errors="ignore")
+
+            alternatives = [
+                {"token": text(i), "logprob": float(lp), "bytes": None}
+                for i, lp in zip(ids, lps, strict=True)
+            ]
+            out.append(
+                {"token": text(token), "logprob": logprob, "bytes": None, "top_logprobs": alternatives}
+            )
+            history.append(token)
+        return out
+
+
 class LlamaCppEngine:
     """DSPy engine around one in-process `llama_cpp.Llama`.
 
@@ -113,7 +170,9 @@ class LlamaCppEngine:
     """
 
     supports_response_schema = True  # JSONAdapter then sends a schema, which becomes a grammar
-    supported_params = frozenset(_SAMPLING + ("max_tokens", "stop", "response_format"))
+    supported_params = frozenset(
+        _SAMPLING + ("max_tokens", "stop", "response_format", "logprobs", "top_logprobs")
+    )
 
     def __init__(
         self,
@@ -192,6 +251,9 @@ class LlamaCppEngine:
             kwargs.pop("response_format", None)
         if self.repeat_penalty != 1.0:
             kwargs["repeat_penalty"] = self.repeat_penalty
+        recorder = TopLogprobs(request.config.logprobs or 1) if request.config.logprobs is not None else None
+        if recorder is not None:
+            kwargs["logits_processor"] = [recorder]
         with self._lock:
             llama = self._load_locked()
             try:
@@ -200,6 +262,12 @@ class LlamaCppEngine:
                 if "exceed context window" in str(exc):  # llama.cpp's wording for an over-long prompt
                     raise lm15.ContextLengthError(str(exc), provider="llamacpp") from exc
                 raise
+            if recorder is not None and raw.get("choices"):
+                prompt_ids = [int(t) for t in getattr(llama, "_input_ids", [])[: recorder.n_prompt or 0]]
+                content = recorder.content(
+                    lambda ids, prev: llama.detokenize(ids, prev_tokens=prev), prompt_ids
+                )
+                raw["choices"][0] = {**raw["choices"][0], "logprobs": {"content": content, "refusal": None}}
         # llama reports its file path as the model; DSPy expects the LM's model name back.
         raw = {**raw, "model": request.model}
         return lm15.response_from_openai_chat(raw, model=request.model)

@@ -18,6 +18,7 @@ import dspy
 from cejudge_dspy.backbones import explain_backbone_error, use_backbone
 from cejudge_dspy.errors import CEJudgeError, InputError
 from cejudge_dspy.methods import auto_choice, build_program, program_for_task, program_identity
+from cejudge_dspy.probabilities import DEFAULT_TIE_BAND
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -54,6 +55,20 @@ def add_program_args(p: argparse.ArgumentParser) -> None:
         default="both",
         choices=("both", "single"),
         help="pairwise: judge A/B and B/A (default) or only A/B as the paper did",
+    )
+    g.add_argument(
+        "--decision",
+        default="probability",
+        choices=("probability", "argmax"),
+        help="what decides a verdict or score: the judge's token probabilities (default; the argmax where a "
+        "backbone gives none, said once) or its argmax answer; records keep both",
+    )
+    g.add_argument(
+        "--tie-band",
+        type=float,
+        default=DEFAULT_TIE_BAND,
+        help=f"pairwise, --decision probability: a tie when p(A) is within half this of 0.5 "
+        f"(default {DEFAULT_TIE_BAND})",
     )
     g.add_argument(
         "--program",
@@ -104,7 +119,12 @@ def announce_program(err: Any, label: str, task: str | None = None, program: str
 
 
 def build(args: argparse.Namespace, task: str) -> dspy.Module:
-    options = {"translator": args.translator, "orders": args.orders}
+    options = {
+        "translator": args.translator,
+        "orders": args.orders,
+        "decision": getattr(args, "decision", "probability"),
+        "tie_band": getattr(args, "tie_band", DEFAULT_TIE_BAND),
+    }
     if args.method == "cejudge" and args.program != "base":
         return program_for_task(task, program=args.program, **options)
     return build_program(task, args.method, **options)

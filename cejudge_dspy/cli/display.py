@@ -47,6 +47,8 @@ def verdict_panel(
         parts: list[Any] = [*pairwise_verdict(result, item), Text("")]
     else:
         parts = [pointwise_score(result, spec), Text("")]
+    if (line := probability_line(result)) is not None:
+        parts[-1:-1] = [line]
     feedback_from = " (A shown first)" if result.mode == "pairwise" and len(result.orders) > 1 else ""
     parts += [Text(f"Feedback{feedback_from}", style="bold"), Text(result.feedback or "(none)")]
     matched, unmatched = match_answers(result.answers, result.checklists)
@@ -78,6 +80,40 @@ def verdict_panel(
     ]
     border = "yellow" if result.consistent is False else "green"
     return Panel(Group(*parts), title=title, border_style=border)
+
+
+def probability_line(result: JudgeResult) -> Text | None:
+    """What the token probabilities said, beside the argmax answer (None for records without them)."""
+    probs = result.probabilities
+    if probs is None:
+        return None
+    decided = f"decided by {result.decision}"
+    if not probs.ok:
+        return Text(
+            f"Probabilities: {probs.status.replace('_', ' ')} ({probs.reason}); {decided}", style="dim"
+        )
+    argmax = result.argmax
+    if result.mode == "pairwise":
+        per_order = "; ".join(
+            f"{o.order[0]} shown first: P(first better) {o.p_first:.3f}"
+            for o in result.orders
+            if o.p_first is not None
+        )
+        text = (
+            f"Probabilities: p(A) {probs.p_a:.3f} ({per_order}) -> {probs.verdict}, confidence "
+            f"{probs.confidence:.3f}, tie band {probs.tie_band:g}; argmax verdict "
+            f"{argmax.verdict if argmax else result.verdict}; {decided}"
+        )
+    elif probs.dimension_scores:
+        dims = ", ".join(f"{k} {v:.3f}" for k, v in probs.dimension_scores.items())
+        text = f"Probabilities: mean P(yes) {probs.score:.3f} ({dims}); {decided}"
+    else:
+        dist = ", ".join(f"{k}: {v:.3f}" for k, v in probs.distribution.items())
+        text = (
+            f"Probabilities: expected score {probs.score:.2f} ({dist}); argmax score "
+            f"{argmax.score if argmax else result.score}; {decided}"
+        )
+    return Text(text, style="dim")
 
 
 def _quoted(item: Item | None, which: str) -> str:
@@ -130,7 +166,7 @@ def pointwise_score(result: JudgeResult, spec: TaskSpec) -> Text:
     else:
         _, hi = spec.scale_range if spec.scale else (0, 1)
         head = Text(f"Score: {_fmt(result.score)} / {hi}", style="bold green")
-        meaning = spec.scale.get(int(result.score)) if spec.scale and result.score is not None else None
+        meaning = spec.scale.get(round(result.score)) if spec.scale and result.score is not None else None
         if meaning:
             head.append(f": {meaning}")
     if result.dimension_scores:

@@ -51,6 +51,14 @@ def add_parsers(sub: Any) -> None:
 
     p = sub.add_parser("compare", help="compare two runs on the same items")
     p.add_argument("runs", nargs=2)
+    for which in ("a", "b"):
+        p.add_argument(
+            f"--rule-{which}",
+            choices=("argmax", "probability"),
+            default=None,
+            help=f"read run {which.upper()}'s records under this decision rule (default: as recorded); "
+            "the same run twice with --rule-a argmax --rule-b probability compares the rules",
+        )
     p.set_defaults(handler=run_compare)
 
     p = sub.add_parser("merge", help="merge the results of sharded runs into one run directory")
@@ -259,7 +267,11 @@ def run_compare(args: argparse.Namespace) -> int:
     from cejudge_dspy.cli.display import compare_table, console
     from cejudge_dspy.evaluation.compare import compare_runs
 
-    console().print(compare_table(compare_runs(Path(args.runs[0]), Path(args.runs[1]))))
+    console().print(
+        compare_table(
+            compare_runs(Path(args.runs[0]), Path(args.runs[1]), rule_a=args.rule_a, rule_b=args.rule_b)
+        )
+    )
     return 0
 
 

@@ -23,6 +23,7 @@ _BOUNDS = (
     ("--limit", "limit", 1, "items"),
     ("--max-tokens", "max_tokens", 1, "tokens"),
     ("--temperature", "temperature", 0.0, "a sampling temperature"),
+    ("--tie-band", "tie_band", 0.0, "a width in probability"),
 )
 
 
@@ -32,6 +33,8 @@ def check_options(args: argparse.Namespace) -> None:
         value = getattr(args, attr, None)
         if value is not None and value < low:
             raise InputError(f"must be at least {low} ({what}), got {value}", field=flag)
+    if getattr(args, "tie_band", 0.0) >= 1.0:
+        raise InputError(f"must be below 1 (a width in probability), got {args.tie_band}", field="--tie-band")
 
 
 def check_lm(args: argparse.Namespace) -> None:
@@ -59,6 +62,8 @@ def run_identity(
         "max_tokens": args.max_tokens,
         "constrained": bool(args.constrained),
         "orders": args.orders,
+        "decision": getattr(args, "decision", "probability"),
+        "tie_band": getattr(args, "tie_band", 0.0),
         "translator": args.translator,
         "data": str(Path(args.data).expanduser().resolve()) if args.data else None,
         "data_sha256": data_sha256,

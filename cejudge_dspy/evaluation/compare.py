@@ -13,7 +13,8 @@ from cejudge_dspy.evaluation.metrics import CORRELATIONS, MetricResult, accuracy
 from cejudge_dspy.evaluation.run_dir import read_identity
 from cejudge_dspy.evaluation.runner import RESULTS, Record, read_records
 from cejudge_dspy.evaluation.significance import mcnemar, paired_bootstrap_diff
-from cejudge_dspy.evaluation.summary import language_key, prediction
+from cejudge_dspy.evaluation.summary import language_key, prediction, under_rule
+from cejudge_dspy.results import Decision
 from cejudge_dspy.tasks import load_task
 
 
@@ -25,14 +26,28 @@ def load_run(path: Path) -> tuple[dict[str, Any], list[Record]]:
     return config, list(latest.values())
 
 
-def compare_runs(path_a: Path, path_b: Path, *, n_resamples: int = 1000, seed: int = 42) -> dict[str, Any]:
+def compare_runs(
+    path_a: Path,
+    path_b: Path,
+    *,
+    n_resamples: int = 1000,
+    seed: int = 42,
+    rule_a: Decision | None = None,
+    rule_b: Decision | None = None,
+) -> dict[str, Any]:
     """Per-language metric of both runs on their common items, how often they agree, and a test.
 
     Pairwise: McNemar's exact test on per-item correctness. Pointwise: a paired bootstrap of the
     difference in the task's correlation. Items present in only one run are counted, not compared.
+    `rule_a`/`rule_b` read a run's records under a decision rule (None: as recorded), so one run can be
+    compared with itself: argmax against probability.
     """
     config_a, recs_a = load_run(path_a)
     config_b, recs_b = load_run(path_b)
+    if rule_a is not None:
+        recs_a, config_a = [under_rule(r, rule_a) for r in recs_a], {**config_a, "decision": rule_a}
+    if rule_b is not None:
+        recs_b, config_b = [under_rule(r, rule_b) for r in recs_b], {**config_b, "decision": rule_b}
     if config_a.get("task") != config_b.get("task"):
         raise CEJudgeError(f"runs judge different tasks ({config_a.get('task')} vs {config_b.get('task')})")
     spec = load_task(config_a["task"])
@@ -59,7 +74,7 @@ def compare_runs(path_a: Path, path_b: Path, *, n_resamples: int = 1000, seed: i
 
 
 def _describe(config: dict[str, Any]) -> dict[str, Any]:
-    return {k: config.get(k) for k in ("method", "lm", "orders", "program")}
+    return {k: config.get(k) for k in ("method", "lm", "orders", "program", "decision")}
 
 
 def _compare(

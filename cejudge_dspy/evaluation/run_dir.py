@@ -45,6 +45,8 @@ IDENTITY_KEYS = (
     "max_tokens",
     "constrained",
     "orders",
+    "decision",
+    "tie_band",
     "translator",
     "data_sha256",
     "fields",
@@ -65,9 +67,18 @@ class RunLockedError(CEJudgeError):
     """Another process writes into the run directory."""
 
 
+# Settings added after IDENTITY_FORMAT 2 and what a run.json without them was judged with: a run from
+# before token probabilities resumes with `--decision argmax`.
+LATER_KEYS: dict[str, Any] = {"decision": "argmax", "tie_band": 0.0}
+
+
 def identity_diff(old: dict[str, Any], new: dict[str, Any], keys: tuple[str, ...] = IDENTITY_KEYS) -> str:
     """The differences between two identities as `key: old -> new, ...` ('' when they agree)."""
-    return ", ".join(f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in keys if old.get(k) != new.get(k))
+
+    def get(identity: dict[str, Any], key: str) -> Any:
+        return identity.get(key, LATER_KEYS.get(key))
+
+    return ", ".join(f"{k}: {get(old, k)!r} -> {get(new, k)!r}" for k in keys if get(old, k) != get(new, k))
 
 
 def read_identity(out: Path) -> dict[str, Any] | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from cejudge_dspy.evaluation.metrics import (
@@ -28,6 +29,7 @@ from cejudge_dspy.evaluation.metrics import (
 from cejudge_dspy.evaluation.runner import Record
 from cejudge_dspy.evaluation.significance import bootstrap_ci
 from cejudge_dspy.items import Item
+from cejudge_dspy.results import DECISIONS, Decision
 from cejudge_dspy.tasks import TaskSpec
 
 
@@ -84,7 +86,11 @@ def item_counts(rows: Sequence[Record]) -> dict[str, int]:
 def summarize(
     records: Sequence[Record], spec: TaskSpec, *, n_resamples: int = 1000, seed: int = 42
 ) -> dict[str, Any]:
-    """Summary dict (JSON-ready) for a run's records; see the module docstring."""
+    """Summary dict (JSON-ready) for a run's records; see the module docstring.
+
+    Records judged with token probabilities add `decision_rules`: the same metrics under the argmax
+    and the probability rule from this one run (see `JudgeResult.under`), how many records had usable
+    probabilities, and for pairwise tasks the calibration of the probability verdict's confidence."""
     latest = {r.id: r for r in records}  # a retried item's last record wins
     # Sorted by id: the bootstrap resamples by position, and file order depends on completion order
     # (concurrency) or shard order (merge); the same predictions must give the same CIs.
@@ -97,6 +103,55 @@ def summarize(
         **{f"n_{k}": v for k, v in counts.items()},
         "methods": sorted({r.method for r in rows}),
     }
+    out.update(_metrics(rows, spec, n_resamples, seed))
+    out["usage"] = _usage(rows)
+    if any(r.result is not None and r.result.probabilities is not None for r in rows):
+        out["decision_rules"] = decision_rules(rows, spec, n_resamples=n_resamples, seed=seed)
+    return out
+
+
+def under_rule(record: Record, rule: Decision) -> Record:
+    """The record with its result's headline decided by `rule`."""
+    return record if record.result is None else replace(record, result=record.result.under(rule))
+
+
+def decision_rules(
+    rows: Sequence[Record], spec: TaskSpec, *, n_resamples: int = 1000, seed: int = 42
+) -> dict[str, Any]:
+    """Both decision rules from one run, what the probabilities were (`ok`, `unavailable`,
+    `not_located` per record) and, pairwise, the calibration of the probability verdict's confidence."""
+    status: dict[str, int] = defaultdict(int)
+    for r in rows:
+        if r.result is not None and r.status == "ok":
+            status[r.result.probabilities.status if r.result.probabilities else "none"] += 1
+    out: dict[str, Any] = {
+        "decided_by": dict(
+            sorted(
+                {
+                    k: sum(1 for r in rows if r.result and r.status == "ok" and r.result.decision == k)
+                    for k in DECISIONS
+                }.items()
+            )
+        ),
+        "probabilities": dict(sorted(status.items())),
+    }
+    for rule in DECISIONS:
+        out[rule] = _metrics([under_rule(r, rule) for r in rows], spec, n_resamples, seed)
+    if spec.mode == "pairwise":
+        from cejudge_dspy.evaluation.calibration import calibration_summary
+
+        p_as, golds = [], []
+        for r in rows:
+            probs = r.result.probabilities if r.result is not None and r.status == "ok" else None
+            p_as.append(probs.p_a if probs is not None and probs.ok else None)
+            golds.append(r.item.label if not isinstance(r.item.label, dict) else None)
+        out["calibration"] = calibration_summary(p_as, golds)
+    return out
+
+
+def _metrics(rows: Sequence[Record], spec: TaskSpec, n_resamples: int, seed: int) -> dict[str, Any]:
+    """The task's metric per language and overall, pairwise extras, dimensions, and distinct scores."""
+    out: dict[str, Any] = {}
     fn = _metric_fn(spec)
     scalar = [r for r in rows if not isinstance(r.item.label, dict)]
     labelled = [r for r in scalar if r.item.label is not None]
@@ -122,9 +177,16 @@ def summarize(
         out["overall"]["counts"] = item_counts(scalar)
     if spec.mode == "pairwise":
         out.update(_pairwise_extras(rows))
+    else:
+        # Few distinct scores make rank correlations mostly ties (the reason for expected scores).
+        out["distinct_scores"] = len({round(float(p), 6) for r in rows if (p := prediction(r)) is not None})
     if spec.dimensions:
         out["dimensions"] = dimension_table(rows, spec)
-    out["usage"] = _usage(rows)
+        out["constant_dimensions"] = sorted(
+            name
+            for name, row in out["dimensions"].items()
+            if name != "overall" and "constant" in str((row.get("spearman") or {}).get("reason") or "")
+        )
     return out
 
 

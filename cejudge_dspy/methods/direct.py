@@ -13,10 +13,12 @@ import dspy
 
 from cejudge_dspy.items import require_text
 from cejudge_dspy.languages import normalize_language
-from cejudge_dspy.methods.cejudge.judges import shown_first
+from cejudge_dspy.methods.cejudge.judges import check_decision, check_tie_band, shown_first
 from cejudge_dspy.methods.cejudge.stages import ScoreJudgment, VerdictJudgment
+from cejudge_dspy.methods.readings import pairwise_probabilities, score_probabilities
 from cejudge_dspy.methods.stages import StageFailure, judge_order
-from cejudge_dspy.results import JudgeResult, OrderResult, reconcile, unparsed
+from cejudge_dspy.probabilities import DEFAULT_TIE_BAND
+from cejudge_dspy.results import Decision, JudgeResult, OrderResult, decide, reconcile, unparsed
 from cejudge_dspy.sync import run_sync
 from cejudge_dspy.tasks import TaskSpec, load_task
 from cejudge_dspy.usage import Usage, about, collecting
@@ -63,9 +65,10 @@ class _DirectVerdictStage(VerdictJudgment):
 
 
 class DirectPointwiseJudge(dspy.Module):
-    def __init__(self, task: str | TaskSpec = "literary") -> None:
+    def __init__(self, task: str | TaskSpec = "literary", decision: Decision = "probability") -> None:
         super().__init__()
         self.spec = load_task(task)
+        self.decision = check_decision(decision)
         self.judge = _DirectScoreStage()
 
     async def aforward(
@@ -87,24 +90,34 @@ class DirectPointwiseJudge(dspy.Module):
                 return unparsed(
                     "pointwise", failure.stage, failure.reason, method="direct", usage=usage
                 ).to_prediction()
-        return JudgeResult(
+        result = JudgeResult(
             mode="pointwise",
             status="ok",
             method="direct",
             score=pred.score,
             feedback=pred.feedback,
             usage=usage,
-        ).to_prediction()
+            probabilities=score_probabilities(pred, sorted(self.spec.scale)),
+        )
+        return decide(result, self.decision).to_prediction()
 
     def forward(self, **kwargs: Any) -> dspy.Prediction:
         return run_sync(self.aforward(**kwargs))
 
 
 class DirectPairwiseJudge(dspy.Module):
-    def __init__(self, task: str | TaskSpec = "chat", orders: Literal["both", "single"] = "both") -> None:
+    def __init__(
+        self,
+        task: str | TaskSpec = "chat",
+        orders: Literal["both", "single"] = "both",
+        decision: Decision = "probability",
+        tie_band: float = DEFAULT_TIE_BAND,
+    ) -> None:
         super().__init__()
         self.spec = load_task(task)
         self.orders = orders
+        self.decision = check_decision(decision)
+        self.tie_band = check_tie_band(tie_band)
         self.judge = _DirectVerdictStage()
 
     async def aforward(
@@ -123,7 +136,7 @@ class DirectPairwiseJudge(dspy.Module):
             return unparsed(
                 "pairwise", failed.order, str(failed.error), method="direct", orders=orders, usage=usage
             ).to_prediction()
-        return JudgeResult(
+        result = JudgeResult(
             mode="pairwise",
             status="ok",
             method="direct",
@@ -132,7 +145,9 @@ class DirectPairwiseJudge(dspy.Module):
             feedback=orders[0].feedback,
             orders=orders,
             usage=usage,
-        ).to_prediction()
+            probabilities=pairwise_probabilities(orders, self.tie_band),
+        )
+        return decide(result, self.decision).to_prediction()
 
     async def _one(
         self, instruction: str, order: Literal["AB", "BA"], first: str, second: str
@@ -154,8 +169,14 @@ class DirectPairwiseJudge(dspy.Module):
         return run_sync(self.aforward(**kwargs))
 
 
-def direct_program(spec: TaskSpec, orders: Literal["both", "single"] = "both", **_: Any) -> dspy.Module:
+def direct_program(
+    spec: TaskSpec,
+    orders: Literal["both", "single"] = "both",
+    decision: Decision = "probability",
+    tie_band: float = DEFAULT_TIE_BAND,
+    **_: Any,
+) -> dspy.Module:
     """The `direct` method: one judgment call per order, no concepts, translation or checklists."""
     if spec.mode == "pairwise":
-        return DirectPairwiseJudge(spec, orders=orders)
-    return DirectPointwiseJudge(spec)
+        return DirectPairwiseJudge(spec, orders=orders, decision=decision, tie_band=tie_band)
+    return DirectPointwiseJudge(spec, decision=decision)

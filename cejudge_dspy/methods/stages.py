@@ -18,6 +18,14 @@ import dspy
 from dspy.utils.exceptions import AdapterParseError
 
 from cejudge_dspy.errors import BackboneError
+from cejudge_dspy.methods.readings import (
+    asks_probabilities,
+    logprob_config,
+    mark_unavailable,
+    order_reading,
+    refuses_logprobs,
+    tokens_of,
+)
 from cejudge_dspy.results import OrderResult, swap_verdict
 from cejudge_dspy.usage import record_call
 
@@ -37,6 +45,9 @@ class Stage(dspy.Module):
 
     signature: type[dspy.Signature]
     label: str = ""  # what the stage does, in words, for progress messages (default: the class name)
+    # True for the judgments: ask the backbone for token logprobs (see methods/readings.py); the
+    # prediction then carries `tokens` (a list of TokenChoice, or None when the backbone gives none).
+    probabilities: bool = False
 
     def __init__(self) -> None:
         super().__init__()
@@ -57,12 +68,12 @@ class Stage(dspy.Module):
         current = dspy.settings.adapter or dspy.ChatAdapter()
         attempts: list[dspy.Adapter | None] = [None, _other_adapter(current)]
         reason, raw = "no attempt made", None
+        lm = self.predict.lm or dspy.settings.lm
         for attempt, adapter in enumerate(attempts):
             pred = None
             try:
                 with dspy.context(adapter=adapter) if adapter else nullcontext():
-                    call = self.predict.acall(**inputs)
-                    pred = await record_call(name, call, self.label or name, lm=self.predict.lm)
+                    pred = await self._call(name, lm, inputs)
                 return self.check(pred, inputs)
             except AdapterParseError as exc:
                 reason, raw = f"unparseable output ({_first_line(exc)})", exc.lm_response
@@ -73,6 +84,29 @@ class Stage(dspy.Module):
                 reason = f"invalid output ({exc})"
                 raw = json.dumps(pred.toDict(), ensure_ascii=False, default=str) if pred is not None else None
         raise StageFailure(name, reason, raw)
+
+    async def _call(self, name: str, lm: Any, inputs: dict[str, Any]) -> dspy.Prediction:
+        """One LM call; a judgment asks for logprobs unless the backbone is known not to give them."""
+        label = self.label or name
+        ask = self.probabilities and asks_probabilities(lm)
+        if not ask:
+            pred = await record_call(name, self.predict.acall(**inputs), label, lm=lm)
+            if self.probabilities:
+                pred.tokens = None
+            return pred
+        try:
+            pred = await record_call(
+                name, self.predict.acall(**inputs, config=logprob_config()), label, lm=lm
+            )
+        except Exception as exc:
+            if not refuses_logprobs(exc):
+                raise
+            mark_unavailable(lm, " ".join(str(exc).split())[:160], refused=True)
+            pred = await record_call(name, self.predict.acall(**inputs), label, lm=lm)
+            pred.tokens = None
+            return pred
+        pred.tokens = tokens_of(lm, pred)
+        return pred
 
     def forward(self, **inputs: Any) -> dspy.Prediction:
         from cejudge_dspy.sync import run_sync
@@ -120,10 +154,13 @@ async def judge_order(stage: Stage, order: Literal["AB", "BA"], **shown: Any) ->
             order=order, verdict=None, shown_verdict=None, error=failure.reason, raw=failure.raw
         )
     mapped = pred.verdict if order == "AB" else swap_verdict(pred.verdict)
+    p_first, why = order_reading(pred)
     return OrderResult(
         order=order,
         verdict=mapped,
         shown_verdict=pred.verdict,
         answers=list(getattr(pred, "answers", None) or []),
         feedback=pred.feedback,
+        p_first=p_first,
+        probability_error=why,
     )

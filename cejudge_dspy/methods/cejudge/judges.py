@@ -21,8 +21,15 @@ from cejudge_dspy.languages import normalize_language
 from cejudge_dspy.methods.cejudge.program import CEJudgeProgram
 from cejudge_dspy.methods.cejudge.stages import ScoreJudgment, VerdictJudgment
 from cejudge_dspy.methods.cejudge.understanding import Understanding, findings
+from cejudge_dspy.methods.readings import (
+    check_decision,
+    check_tie_band,
+    pairwise_probabilities,
+    score_probabilities,
+)
 from cejudge_dspy.methods.stages import StageFailure, judge_order
-from cejudge_dspy.results import JudgeResult, OrderResult, reconcile, unparsed
+from cejudge_dspy.probabilities import DEFAULT_TIE_BAND
+from cejudge_dspy.results import Decision, JudgeResult, OrderResult, decide, reconcile, unparsed
 from cejudge_dspy.tasks import TaskSpec
 from cejudge_dspy.translate.translators import Translator
 from cejudge_dspy.usage import Usage, about, collecting
@@ -33,8 +40,14 @@ class PointwiseJudge(CEJudgeProgram):
 
     mode = "pointwise"
 
-    def __init__(self, task: str | TaskSpec = "literary", translator: str | Translator = "llm") -> None:
+    def __init__(
+        self,
+        task: str | TaskSpec = "literary",
+        translator: str | Translator = "llm",
+        decision: Decision = "probability",
+    ) -> None:
         super().__init__(task, translator)
+        self.decision = check_decision(decision)
         self.judge = ScoreJudgment()
 
     async def aforward(
@@ -56,14 +69,16 @@ class PointwiseJudge(CEJudgeProgram):
                 pred = await self._score(seen)
             except StageFailure as failure:
                 return _unparsed("pointwise", failure, **found)
-        return JudgeResult(
+        result = JudgeResult(
             mode="pointwise",
             status="ok",
             score=pred.score,
             feedback=pred.feedback,
             answers=list(pred.answers),
+            probabilities=score_probabilities(pred, sorted(self.spec.scale)),
             **found,
-        ).to_prediction()
+        )
+        return decide(result, self.decision).to_prediction()
 
     async def _score(self, seen: Understanding) -> dspy.Prediction:
         """The judgment on the untranslated texts with the response's checklist."""
@@ -87,11 +102,15 @@ class PairwiseJudge(CEJudgeProgram):
         task: str | TaskSpec = "chat",
         translator: str | Translator = "llm",
         orders: Literal["both", "single"] = "both",
+        decision: Decision = "probability",
+        tie_band: float = DEFAULT_TIE_BAND,
     ) -> None:
         super().__init__(task, translator)
         if orders not in ("both", "single"):
             raise InputError(f"orders must be 'both' or 'single', got {orders!r}", field="orders")
         self.orders = orders
+        self.decision = check_decision(decision)
+        self.tie_band = check_tie_band(tie_band)
         self.judge = VerdictJudgment()
 
     async def aforward(
@@ -123,7 +142,7 @@ class PairwiseJudge(CEJudgeProgram):
             return unparsed(
                 "pairwise", "VerdictJudgment", reason, failed.raw, orders=orders, **found
             ).to_prediction()
-        return JudgeResult(
+        result = JudgeResult(
             mode="pairwise",
             status="ok",
             verdict=verdict,
@@ -131,8 +150,10 @@ class PairwiseJudge(CEJudgeProgram):
             feedback=orders[0].feedback,
             answers=orders[0].answers,
             orders=orders,
+            probabilities=pairwise_probabilities(orders, self.tie_band),
             **found,
-        ).to_prediction()
+        )
+        return decide(result, self.decision).to_prediction()
 
     async def _judge_order(
         self, order: Literal["AB", "BA"], first: Understanding, second: Understanding
@@ -164,9 +185,14 @@ def _unparsed(mode: Literal["pointwise", "pairwise"], failure: StageFailure, **f
 
 
 def cejudge_program(
-    spec: TaskSpec, translator: str = "llm", orders: Literal["both", "single"] = "both", **_: Any
+    spec: TaskSpec,
+    translator: str = "llm",
+    orders: Literal["both", "single"] = "both",
+    decision: Decision = "probability",
+    tie_band: float = DEFAULT_TIE_BAND,
+    **_: Any,
 ) -> dspy.Module:
     """The `cejudge` method: the task's pairwise or pointwise CE-Judge."""
     if spec.mode == "pairwise":
-        return PairwiseJudge(spec, translator=translator, orders=orders)
-    return PointwiseJudge(spec, translator=translator)
+        return PairwiseJudge(spec, translator=translator, orders=orders, decision=decision, tie_band=tie_band)
+    return PointwiseJudge(spec, translator=translator, decision=decision)

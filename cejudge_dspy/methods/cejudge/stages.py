@@ -58,6 +58,7 @@ class ChecklistFromInstruction(ChecklistFromResponse):
 class ScoreJudgment(Stage):
     signature = sig.PointwiseJudgment
     label = "score"
+    probabilities = True
 
     def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
         levels = inputs["scale"]
@@ -70,6 +71,7 @@ class ScoreJudgment(Stage):
 class VerdictJudgment(Stage):
     signature = sig.PairwiseJudgment
     label = "verdict"
+    probabilities = True
 
     def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
         if pred.verdict not in ("A", "B"):

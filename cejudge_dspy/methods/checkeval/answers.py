@@ -15,6 +15,8 @@ import dspy
 from cejudge_dspy.errors import InputError
 from cejudge_dspy.methods.checkeval.stages import SubDimensionSignature
 from cejudge_dspy.methods.stages import Stage, StageFailure
+from cejudge_dspy.probabilities import TokenChoice, mean_yes, read_list_field
+from cejudge_dspy.results import UNAVAILABLE, Probabilities
 
 YesNo = Literal["yes", "no"]
 
@@ -40,6 +42,7 @@ class AnswerQuestions(SubDimensionSignature):
 class Answer(Stage):
     signature = AnswerQuestions
     label = "yes/no answers"
+    probabilities = True  # RocketEval: a question's value is P(yes) at its answer token
 
     def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
         if not isinstance(pred.answers, list):
@@ -53,7 +56,20 @@ class Answer(Stage):
         pred.raw_answers = raw[:n] + [None] * (n - len(raw))
         pred.parsed = parsed[:n] + [None] * (n - len(parsed))
         pred.n_extra = max(len(raw) - n, 0)
+        pred.p_yes = p_yes_of(getattr(pred, "tokens", None), n)
         return pred
+
+
+def p_yes_of(tokens: list[TokenChoice] | None, n: int) -> list[float | None] | None:
+    """P(yes) normalised over yes/no at each of the first `n` answers (None where it was not read);
+    None when the backbone gave no probabilities."""
+    if tokens is None:
+        return None
+    readings = read_list_field(tokens, "answers", ("yes", "no"))
+    if isinstance(readings, str):
+        return [None] * n
+    values = [r.distribution["yes"] if r.ok else None for r in readings[:n]]
+    return values + [None] * (n - len(values))
 
 
 _LEAD = re.compile(r"^\W*(?:(?:q(?:uestion)?\s*)?\d+\s*[.:)\]-]*\s*)?(?:answer\s*[:-]\s*)?")
@@ -94,32 +110,54 @@ def share_of_yes(answers: Iterable[str | None]) -> float | None:
     return yes / (yes + no) if yes + no else None
 
 
-Outcome = tuple[list[str | None], list[str | None], int, str | None]
+Outcome = tuple[list[str | None], list[str | None], int, str | None, list[float | None] | None]
 
 
 async def _ask(stage: Answer, inputs: dict[str, Any]) -> Outcome:
-    """(parsed answers, raw answers, extra answers, failure): a failed call leaves its questions missing."""
+    """(parsed answers, raw answers, extra answers, failure, P(yes) per answer or None when the backbone
+    gives no probabilities): a failed call leaves its questions missing."""
     n = len(inputs["questions"])
     try:
         pred = await stage.acall(**inputs)
     except StageFailure as failure:
-        return [None] * n, [None] * n, 0, failure.reason
-    return pred.parsed, pred.raw_answers, pred.n_extra, None
+        return [None] * n, [None] * n, 0, failure.reason, [None] * n
+    return pred.parsed, pred.raw_answers, pred.n_extra, None, pred.p_yes
 
 
 def _details(groups: list[tuple[str, str, list[str]]], outcomes: list[Outcome]) -> dict[str, Any]:
     answers, failures, warnings = [], {}, []
-    for (dim, sub, questions), (parsed, raw, extra, error) in zip(groups, outcomes, strict=True):
+    for (dim, sub, questions), (parsed, raw, extra, error, p_yes) in zip(groups, outcomes, strict=True):
+        p_yes = p_yes if p_yes is not None else [None] * len(questions)
         answers += [
-            {"dimension": dim, "subdimension": sub, "question": q, "answer": a, "raw": r}
-            for q, a, r in zip(questions, parsed, raw, strict=True)
+            {"dimension": dim, "subdimension": sub, "question": q, "answer": a, "raw": r, "p_yes": p}
+            for q, a, r, p in zip(questions, parsed, raw, p_yes, strict=True)
         ]
         if error:
             failures[f"{dim}/{sub}"] = error
         if extra:
             warnings.append(f"{dim}/{sub}: {extra} answer(s) beyond the {len(questions)} questions ignored")
     n_missing = sum(a["answer"] is None for a in answers)
-    return {"answers": answers, "failures": failures, "warnings": warnings, "n_missing": n_missing}
+    out = {"answers": answers, "failures": failures, "warnings": warnings, "n_missing": n_missing}
+    out["probabilities_given"] = any(o[4] is not None for o in outcomes if o[3] is None)
+    return out
+
+
+def checklist_probabilities(details: dict[str, Any], key: str) -> Probabilities:
+    """Mean P(yes) per value of `key` (a dimension) and over all questions, the share of Yes kept beside
+    it in the headline; questions whose P(yes) was not read are left out and counted in `reason`."""
+    answers = details["answers"]
+    if not details.get("probabilities_given"):
+        return Probabilities(status="unavailable", reason=UNAVAILABLE)
+    unread = sum(a.get("p_yes") is None for a in answers)
+    by_key: dict[str, list[float | None]] = {}
+    for row in answers:
+        by_key.setdefault(row[key], []).append(row.get("p_yes"))
+    dims = {k: m for k, values in by_key.items() if (m := mean_yes(values)) is not None}
+    overall = mean_yes(a.get("p_yes") for a in answers)
+    if overall is None:
+        return Probabilities(status="not_located", reason="no answer token was found in the output")
+    reason = f"P(yes) not read for {unread} of {len(answers)} questions" if unread else None
+    return Probabilities(status="ok", reason=reason, score=overall, dimension_scores=dims)
 
 
 def _unanswered(details: dict[str, Any]) -> str:

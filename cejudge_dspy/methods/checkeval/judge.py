@@ -28,11 +28,13 @@ from cejudge_dspy.methods.checkeval.answers import (
     _details,
     _scores,
     _unanswered,
+    checklist_probabilities,
 )
 from cejudge_dspy.methods.checkeval.checklist import Checklist, default_checklist_path
 from cejudge_dspy.methods.checkeval.stages import subdimension_inputs
+from cejudge_dspy.methods.readings import check_decision
 from cejudge_dspy.methods.stages import StageFailure
-from cejudge_dspy.results import JudgeResult, unparsed
+from cejudge_dspy.results import Decision, JudgeResult, decide, unparsed
 from cejudge_dspy.sync import run_sync
 from cejudge_dspy.tasks import TaskSpec, load_task
 from cejudge_dspy.translate.translators import Translator
@@ -46,9 +48,15 @@ class CheckEvalJudge(dspy.Module):
     (the method's seed-only setting), which `details["checklist"]["augmented"] = False` records.
     """
 
-    def __init__(self, task: str | TaskSpec = "summeval", checklist: Checklist | None = None) -> None:
+    def __init__(
+        self,
+        task: str | TaskSpec = "summeval",
+        checklist: Checklist | None = None,
+        decision: Decision = "probability",
+    ) -> None:
         super().__init__()
         self.spec = load_task(task)
+        self.decision = check_decision(decision)
         if self.spec.mode != "pointwise":
             raise TaskError(f"task '{self.spec.name}' is {self.spec.mode}; CheckEval judges pointwise tasks")
         self.checklist = checklist if checklist is not None else Checklist.from_seeds(self.spec)
@@ -79,7 +87,7 @@ class CheckEvalJudge(dspy.Module):
             return unparsed(
                 "pointwise", "Answer", _unanswered(details), method="checkeval", usage=usage, details=details
             ).to_prediction()
-        return JudgeResult(
+        result = JudgeResult(
             mode="pointwise",
             status="ok",
             method="checkeval",
@@ -87,7 +95,9 @@ class CheckEvalJudge(dspy.Module):
             dimension_scores=dims,
             usage=usage,
             details=details,
-        ).to_prediction()
+            probabilities=checklist_probabilities(details, "dimension"),
+        )
+        return decide(result, self.decision).to_prediction()
 
     def _inputs(
         self, dim: str, sub: str, questions: list[str], instruction: str, response: str
@@ -122,8 +132,14 @@ class CEJudgeCheckEval(CEJudgeProgram):
 
     mode = "pointwise"
 
-    def __init__(self, task: str | TaskSpec = "literary", translator: str | Translator = "llm") -> None:
+    def __init__(
+        self,
+        task: str | TaskSpec = "literary",
+        translator: str | Translator = "llm",
+        decision: Decision = "probability",
+    ) -> None:
         super().__init__(task, translator)
+        self.decision = check_decision(decision)
         self.answer = Answer()
 
     async def aforward(
@@ -176,9 +192,15 @@ class CEJudgeCheckEval(CEJudgeProgram):
             return unparsed(
                 "pointwise", "Answer", _unanswered(details), details=details, **found
             ).to_prediction()
-        return JudgeResult(
-            mode="pointwise", status="ok", score=score, details=details, **found
-        ).to_prediction()
+        result = JudgeResult(
+            mode="pointwise",
+            status="ok",
+            score=score,
+            details=details,
+            probabilities=checklist_probabilities(details, "subdimension"),
+            **found,
+        )
+        return decide(result, self.decision).to_prediction()
 
 
 def resolve_checklist(spec: TaskSpec, checklist: Checklist | str | Path | None) -> Checklist:
@@ -192,10 +214,15 @@ def resolve_checklist(spec: TaskSpec, checklist: Checklist | str | Path | None) 
 
 
 def checkeval_program(
-    spec: TaskSpec, checklist: Checklist | str | Path | None = None, **_: Any
+    spec: TaskSpec,
+    checklist: Checklist | str | Path | None = None,
+    decision: Decision = "probability",
+    **_: Any,
 ) -> dspy.Module:
-    return CheckEvalJudge(spec, checklist=resolve_checklist(spec, checklist))
+    return CheckEvalJudge(spec, checklist=resolve_checklist(spec, checklist), decision=decision)
 
 
-def cejudge_checkeval_program(spec: TaskSpec, translator: str = "llm", **_: Any) -> dspy.Module:
-    return CEJudgeCheckEval(spec, translator=translator)
+def cejudge_checkeval_program(
+    spec: TaskSpec, translator: str = "llm", decision: Decision = "probability", **_: Any
+) -> dspy.Module:
+    return CEJudgeCheckEval(spec, translator=translator, decision=decision)
