@@ -17,7 +17,7 @@ import dspy
 
 from cejudge_dspy.backbones import explain_backbone_error, use_backbone
 from cejudge_dspy.errors import CEJudgeError, InputError
-from cejudge_dspy.methods import build_program, program_for_task, program_identity
+from cejudge_dspy.methods import run_program, run_program_identity
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -70,26 +70,27 @@ def backbone(args: argparse.Namespace, status: Any = None) -> Iterator[dspy.LM]:
         if status is not None:
             status.update(message)
 
-    with use_backbone(
-        args.lm,
-        api_base=args.api_base,
-        api_key=args.api_key,
-        temperature=args.temperature,
-        seed=args.seed,
-        max_tokens=args.max_tokens,
-        cache=not args.no_cache,
-        on_status=on_status,
-        **({"constrained": True} if args.constrained else {}),
-    ) as lm:
+    with use_backbone(args.lm, on_status=on_status, **backbone_options(args)) as lm:
         yield lm
+
+
+def backbone_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The backbone flags as `backbones.make_lm` options (a Ray worker builds its LM from these)."""
+    return {
+        "api_base": args.api_base,
+        "api_key": args.api_key,
+        "temperature": args.temperature,
+        "seed": args.seed,
+        "max_tokens": args.max_tokens,
+        "cache": not args.no_cache,
+        **({"constrained": True} if args.constrained else {}),
+    }
 
 
 def program_label(args: argparse.Namespace, task: str) -> str:
     """What --program resolves to for this run: "base" or a tuned state file with its hash (only CE-Judge
     has tuned programs). Run records keep this, so a resume never mixes two programs."""
-    if args.method != "cejudge":
-        return "base"
-    return program_identity(task, args.program)
+    return run_program_identity(task, args.method, args.program)
 
 
 def announce_program(err: Any, label: str) -> None:
@@ -99,10 +100,7 @@ def announce_program(err: Any, label: str) -> None:
 
 
 def build(args: argparse.Namespace, task: str) -> dspy.Module:
-    options = {"translator": args.translator, "orders": args.orders}
-    if args.method == "cejudge" and args.program != "base":
-        return program_for_task(task, program=args.program, **options)
-    return build_program(task, args.method, **options)
+    return run_program(task, args.method, args.program, translator=args.translator, orders=args.orders)
 
 
 def parse_fields(pairs: Sequence[str] | None, flag: str = "--field") -> dict[str, str]:
