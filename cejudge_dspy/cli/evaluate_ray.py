@@ -100,3 +100,4 @@ def judge_with_ray(
                     on_ready=ready,
                 )
             )
+    err.print(f"ray: {progress.describe()}", soft_wrap=True)

@@ -75,10 +75,13 @@ class RayOptions:
 class WorkerCounts:
     """Per-worker progress for the display: records received, deaths seen, where it runs."""
 
-    where: str = "starting"
+    where: str = "starting"  # host:pid
+    node: str = ""  # Ray node id (8 hex digits)
+    pid: int = 0
     done: int = 0
-    lost: int = 0
+    lost: int = 0  # processes of this worker that died
     alive: bool = True
+    dead_pids: set[int] = field(default_factory=set)
 
 
 @dataclass
@@ -87,6 +90,18 @@ class RayProgress:
 
     workers: dict[str, WorkerCounts] = field(default_factory=dict)
     requeued: int = 0  # items sent again after a worker died
+
+    def describe(self) -> str:
+        """`2 workers on 2 nodes: w1 12 (node 1a2b3c4d), w2 12 (node 5e6f7a8b, lost 1); 3 items sent
+        again`: records each worker sent, the nodes it ran on last, and the deaths it had."""
+        nodes = {w.node for w in self.workers.values() if w.node}
+        parts = []
+        for name, w in self.workers.items():
+            notes = [f"node {w.node}"] if w.node else []
+            notes += [f"lost {w.lost}"] if w.lost else []
+            parts.append(f"{name} {w.done} ({', '.join(notes)})" if notes else f"{name} {w.done}")
+        text = f"{len(self.workers)} workers on {len(nodes)} nodes: {', '.join(parts)}"
+        return text + (f"; {self.requeued} items sent again" if self.requeued else "")
 
 
 def cluster_env() -> dict[str, str]:
@@ -152,7 +167,7 @@ def _first_line(exc: BaseException) -> str:
 
 def _cause(exc: BaseException) -> str:
     """The exception line inside a Ray error's text (`WorkerMismatchError: worker ...`), else its first."""
-    lines = [ln.strip() for ln in str(exc).splitlines() if re.match(r"^\s*\w*(Error|Exception): ", ln)]
+    lines = [ln.strip() for ln in str(exc).splitlines() if re.match(r"^\s*[\w.]*(Error|Exception): ", ln)]
     if lines:
         return lines[-1].split(": ", 1)[1]
     return _first_line(exc)
@@ -211,7 +226,8 @@ async def _ready(actors: dict[str, Any], progress: RayProgress) -> None:
             info = await actor.info.remote()
         except RayActorError as exc:
             raise CEJudgeError(f"worker {name} could not start: {_cause(exc)}") from None
-        progress.workers[name].where = info["where"]
+        counts = progress.workers[name]
+        counts.where, counts.node, counts.pid = info["where"], info["node"], info["pid"]
 
 
 async def _drive(
@@ -264,6 +280,7 @@ async def _drive(
                 await changed.wait()
                 continue
             group = queue.popleft()
+            pid = counts.pid  # the process this group goes to (a death ends all its groups at once)
             in_flight += 1
             try:
                 async for ref in actor.judge.remote(group):
@@ -274,11 +291,16 @@ async def _drive(
                 fatal.append(exc.cause if isinstance(exc.cause, BaseException) else exc)
                 queue.appendleft([i for i in group if i.id not in written])
             except RayActorError as exc:  # the worker process or its node died
-                counts.lost += 1
+                if pid not in counts.dead_pids:
+                    counts.dead_pids.add(pid)
+                    counts.lost += 1
                 requeue(group, name, exc)
-                if not await _alive(actor):
+                info = await _restarted(actor)
+                if info is None:
                     counts.alive = False
                     return
+                # Restarted: another process, maybe on another node.
+                counts.where, counts.node, counts.pid = info["where"], info["node"], info["pid"]
             except Exception as exc:  # a write failed (full disk): stop, the rest stays pending
                 fatal.append(exc)
             finally:
@@ -298,22 +320,22 @@ async def _drive(
     return list(written.values())
 
 
-async def _alive(actor: Any, timeout: float = 120.0) -> bool:
-    """Whether a worker that just lost its process comes back (Ray restarts it up to max_restarts)."""
+async def _restarted(actor: Any, timeout: float = 120.0) -> dict[str, Any] | None:
+    """The `info` of a worker that lost its process once Ray restarted it (up to max_restarts), or None
+    when it does not come back."""
     from ray.exceptions import ActorUnavailableError, RayActorError
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            await asyncio.wait_for(_awaited(actor.info.remote()), timeout=deadline - time.monotonic())
-            return True
+            return await asyncio.wait_for(_awaited(actor.info.remote()), timeout=deadline - time.monotonic())
         except ActorUnavailableError:  # restarting
             await asyncio.sleep(0.2)
         except RayActorError:  # dead for good: its restarts are used up
-            return False
+            return None
         except asyncio.TimeoutError:
-            return False
-    return False
+            return None
+    return None
 
 
 async def _awaited(ref: Any) -> Any:

@@ -59,6 +59,15 @@ def where() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+def node_id() -> str:
+    """The Ray node this process runs on (8 hex digits), or "" outside Ray."""
+    try:
+        import ray
+    except ImportError:
+        return ""
+    return ray.get_runtime_context().get_node_id()[:8] if ray.is_initialized() else ""
+
+
 class JudgeWorker:
     """The run's judge in one process: `judge(items)` yields their records as they finish."""
 
@@ -89,7 +98,7 @@ class JudgeWorker:
 
     def info(self) -> dict[str, Any]:
         """Where this worker runs and what it judges with (the driver's readiness check)."""
-        return {"where": where(), "program": self.recipe.program_label, "lm": self.recipe.lm}
+        return {"where": where(), "pid": os.getpid(), "node": node_id(), "program": self.recipe.program_label}
 
     async def judge(self, items: Sequence[Item]) -> AsyncIterator[Record]:
         """Judge `items` (one group: they share an instruction, so its work is shared) with at most
