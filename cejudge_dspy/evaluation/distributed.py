@@ -307,7 +307,8 @@ async def _drive(
                 in_flight -= 1
                 changed.set()
 
-    feeders = [feed(name, actor) for name, actor in actors.items() for _ in range(recipe.concurrency)]
+    # Slots interleaved across workers, so the first groups go to different workers, not all to one.
+    feeders = [feed(name, actor) for _ in range(recipe.concurrency) for name, actor in actors.items()]
     await asyncio.gather(*feeders)
     if fatal:
         raise fatal[0]
