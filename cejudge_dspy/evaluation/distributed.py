@@ -203,6 +203,7 @@ async def judge_on_ray(
         max_task_retries=0,  # retried per item by the driver, never a whole group again
         max_concurrency=max(recipe.concurrency, 1) + 1,  # its groups and the readiness checks
         runtime_env={"env_vars": cluster_env()},
+        scheduling_strategy="SPREAD",  # over the nodes: one model server per node serves its workers
     )
     actors = {f"w{k + 1}": Actor.remote(recipe) for k in range(n_actors)}
     for name in actors:
