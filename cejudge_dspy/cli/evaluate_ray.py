@@ -39,9 +39,8 @@ def add_ray_args(p: argparse.ArgumentParser) -> None:
 
 def check_ray_args(args: argparse.Namespace) -> None:
     if getattr(args, "ray", None) is None:
-        for flag, attr in (("--ray-actors", "ray_actors"),):
-            if getattr(args, attr, None) is not None:
-                raise InputError("needs --ray", field=flag)
+        if getattr(args, "ray_actors", None) is not None:
+            raise InputError("needs --ray", field="--ray-actors")
         return
     if args.ray_actors is not None and args.ray_actors < 1:
         raise InputError(f"must be at least 1 (actors), got {args.ray_actors}", field="--ray-actors")

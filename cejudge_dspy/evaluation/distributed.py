@@ -54,8 +54,8 @@ def group_key(item: Item) -> str:
 
 
 def groups_of(items: Sequence[Item]) -> list[list[Item]]:
-    """The items grouped by `group_key`, groups in order of first appearance, largest work first
-    would reorder the file; first appearance keeps a run's records roughly in data order."""
+    """The items grouped by `group_key`, groups in order of first appearance (so a run's records come
+    roughly in data order)."""
     groups: dict[str, list[Item]] = {}
     for item in items:
         groups.setdefault(group_key(item), []).append(item)
