@@ -17,7 +17,7 @@ import dspy
 
 from cejudge_dspy.backbones import explain_backbone_error, use_backbone
 from cejudge_dspy.errors import CEJudgeError, InputError
-from cejudge_dspy.methods import auto_choice, build_program, program_for_task, program_identity
+from cejudge_dspy.methods import auto_choice, run_program, run_program_identity
 from cejudge_dspy.probabilities import DEFAULT_TIE_BAND
 
 Handler = Callable[[argparse.Namespace], int]
@@ -85,12 +85,13 @@ def backbone(args: argparse.Namespace, status: Any = None) -> Iterator[dspy.LM]:
         if status is not None:
             status.update(message)
 
-    with use_backbone(args.lm, **backbone_options(args), on_status=on_status) as lm:
+    with use_backbone(args.lm, on_status=on_status, **backbone_options(args)) as lm:
         yield lm
 
 
 def backbone_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The backbone flags as `use_backbone` / `check_backbone` keyword arguments."""
+    """The backbone flags as `use_backbone` / `check_backbone` / `make_lm` keyword arguments (a Ray worker
+    builds its LM from these)."""
     return {
         "api_base": args.api_base,
         "api_key": args.api_key,
@@ -105,9 +106,7 @@ def backbone_options(args: argparse.Namespace) -> dict[str, Any]:
 def program_label(args: argparse.Namespace, task: str) -> str:
     """What --program resolves to for this run: "base" or a tuned state file with its hash (only CE-Judge
     has tuned programs). Run records keep this, so a resume never mixes two programs."""
-    if args.method != "cejudge":
-        return "base"
-    return program_identity(task, args.program)
+    return run_program_identity(task, args.method, args.program)
 
 
 def announce_program(err: Any, label: str, task: str | None = None, program: str = "auto") -> None:
@@ -119,15 +118,17 @@ def announce_program(err: Any, label: str, task: str | None = None, program: str
 
 
 def build(args: argparse.Namespace, task: str) -> dspy.Module:
-    options = {
+    return run_program(task, args.method, args.program, **program_options(args))
+
+
+def program_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The method options a run's program is built with (the same on the driver and on every worker)."""
+    return {
         "translator": args.translator,
         "orders": args.orders,
         "decision": getattr(args, "decision", "probability"),
         "tie_band": getattr(args, "tie_band", DEFAULT_TIE_BAND),
     }
-    if args.method == "cejudge" and args.program != "base":
-        return program_for_task(task, program=args.program, **options)
-    return build_program(task, args.method, **options)
 
 
 def parse_fields(pairs: Sequence[str] | None, flag: str = "--field") -> dict[str, str]:

@@ -22,6 +22,7 @@ from cejudge_dspy.cli.common import (
     parse_fields,
     program_label,
 )
+from cejudge_dspy.cli.evaluate_ray import add_ray_args, check_ray_args, judge_with_ray
 from cejudge_dspy.errors import InputError
 from cejudge_dspy.items import Item
 
@@ -43,6 +44,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--shard", help="K/N: judge only the K-th of N deterministic shards")
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for CIs (0: none)")
     p.add_argument("--force-new", action="store_true", help="move the run in --out aside and start over")
+    add_ray_args(p)
     p.set_defaults(handler=run_evaluate)
 
     p = sub.add_parser("score-predictions", help="per-language accuracy / Kendall tau of `pred, gold` files")
@@ -72,7 +74,9 @@ def shard_key(item: Item) -> str:
     """What decides an item's shard: its group, else its instruction. Items that share an instruction
     (MM-Eval prompts, LitEval sources) land in one shard, so its concepts and translation are computed
     once, as in a single run; shard sizes are less even than hashing ids would make them."""
-    return item.group or item.instruction
+    from cejudge_dspy.evaluation.distributed import group_key
+
+    return group_key(item)  # --ray groups items the same way
 
 
 def shard_of(key: str, n: int) -> int:
@@ -100,6 +104,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     if not args.task:
         raise InputError("is required for evaluate", field="--task")
     check_options(args)
+    check_ray_args(args)
     shard = parse_shard(args.shard)
     spec = load_task(args.task)
     check_lm(args)
@@ -161,7 +166,9 @@ def _judge_and_summarize(
         f"{len(items)} items, {len(items) - len(todo)} already in {out / RESULTS}, {len(todo)} to judge"
     )
     announce_program(err, config["program"], spec.name if args.method == "cejudge" else None, args.program)
-    if todo:
+    if todo and args.ray is not None:
+        judge_with_ray(args, spec, todo, out, config, err)
+    elif todo:
         from cejudge_dspy.cli.progress import RunDisplay, live
 
         display = RunDisplay(f"{spec.name} · {args.method}", len(todo))

@@ -111,7 +111,21 @@ class RunDisplay:
         self.counts = RunCounts(total)
         self.items: dict[str, ItemState] = {}
         self.note = ""
+        self.workers: dict[str, Any] = {}  # `--ray`: name -> counts with where, done, lost, alive
         self._lock = threading.Lock()
+
+    def show_workers(self, workers: dict[str, Any]) -> None:
+        """Show a line of per-worker counts (`evaluation.distributed.WorkerCounts`, updated in place)."""
+        self.workers = workers
+
+    def workers_line(self) -> str:
+        """`workers · w1 12 · w2 9 (lost 1) · w3 4 (gone)`: records each worker sent, and its deaths."""
+        parts = []
+        for name, w in list(self.workers.items()):
+            notes = [f"lost {w.lost}"] if w.lost else []
+            notes += [] if w.alive else ["gone"]
+            parts.append(f"{name} {w.done}" + (f" ({', '.join(notes)})" if notes else ""))
+        return "workers · " + " · ".join(parts) if parts else ""
 
     def on_stage(self, item_id: str, event: StageProgress) -> None:
         with self._lock:
@@ -160,7 +174,8 @@ class RunDisplay:
                 Text(f"  {item_id} · {s.describe(now)}", style="dim") for item_id, s in self.items.items()
             ]
             note = [Text(f"  {self.note}", style="dim")] if self.note else []
-        return Group(line, *rows, *note)
+        workers = [Text(f"  {text}", style="dim")] if (text := self.workers_line()) else []
+        return Group(line, *workers, *rows, *note)
 
 
 def rate(items: float, seconds: float) -> str:

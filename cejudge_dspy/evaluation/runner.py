@@ -158,6 +158,32 @@ def pending_items(items: Sequence[Item], records: Sequence[Record]) -> list[Item
     return [item for item in items if item.id not in done]
 
 
+async def judge_one(item: Item, program: Any, *, task: str, method: str) -> Record:
+    """Judge one item into its record, timed. A parse failure is an "unparsed" record and any other
+    exception an "error" record; a backbone that cannot be reached raises BackboneError (every item would
+    fail, so the run stops). The local runner and each Ray worker (distributed.py) call this per item."""
+    start = time.monotonic()
+    try:
+        pred = await program.acall(**item.inputs())
+        result: JudgeResult = pred.result
+        record = Record(item.id, task, method, result.status, item, result)
+    except BackboneError:
+        raise
+    except Exception as exc:  # recorded per item; the run goes on
+        explained = _explain(exc)
+        if isinstance(explained, BackboneError):
+            raise explained from exc
+        record = Record(item.id, task, method, "error", item, None, error=str(explained))
+    record.seconds = round(time.monotonic() - start, 3)
+    return record
+
+
+def write_record(path: Path, record: Record, secrets: Sequence[str] | None = None) -> None:
+    """Append a record to results.jsonl in one durable write, with `secrets` (default: the current
+    backbone's API key) redacted from it; raises RunWriteError."""
+    append_record(path, redact(record.to_dict(), list(secrets) if secrets is not None else _secrets()))
+
+
 async def judge_items(
     items: Sequence[Item],
     program: dspy.Module,
@@ -184,24 +210,10 @@ async def judge_items(
         async with gate:
             if fatal:
                 return
-            start = time.monotonic()
             try:
-                pred = await program.acall(**item.inputs())
-                result: JudgeResult = pred.result
-                record = Record(item.id, task, method, result.status, item, result)
-            except BackboneError as exc:
-                fatal.append(exc)
-                return
-            except Exception as exc:  # recorded per item; the run goes on
-                explained = _explain(exc)
-                if isinstance(explained, BackboneError):
-                    fatal.append(explained)
-                    return
-                record = Record(item.id, task, method, "error", item, None, error=str(explained))
-            record.seconds = round(time.monotonic() - start, 3)
-            try:
-                append_record(results_path, redact(record.to_dict(), _secrets()))
-            except RunWriteError as exc:
+                record = await judge_one(item, program, task=task, method=method)
+                write_record(results_path, record)
+            except (BackboneError, RunWriteError) as exc:
                 fatal.append(exc)
                 return
             records.append(record)

@@ -5,7 +5,15 @@ printed, and no LM is chosen: the caller makes one current with `dspy.context`."
 from cejudge_dspy.methods.cejudge import PairwiseJudge, PointwiseJudge
 from cejudge_dspy.methods.checkeval import CEJudgeCheckEval, CheckEvalJudge, Checklist
 from cejudge_dspy.methods.direct import DirectPairwiseJudge, DirectPointwiseJudge
-from cejudge_dspy.methods.registry import METHODS, build_program, load_program, method_names, program_for_task
+from cejudge_dspy.methods.registry import (
+    METHODS,
+    build_program,
+    load_program,
+    method_names,
+    program_for_task,
+    run_program,
+    run_program_identity,
+)
 from cejudge_dspy.methods.runtime import judging_run, keep_history, quiet_history
 from cejudge_dspy.methods.saved import (
     auto_choice,
@@ -40,5 +48,7 @@ __all__ = [
     "program_identity",
     "quiet_history",
     "read_manifest",
+    "run_program",
+    "run_program_identity",
     "save_program",
 ]

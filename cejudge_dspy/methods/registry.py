@@ -18,7 +18,7 @@ from cejudge_dspy.errors import TaskError
 from cejudge_dspy.methods.cejudge.judges import cejudge_program
 from cejudge_dspy.methods.checkeval.judge import cejudge_checkeval_program, checkeval_program
 from cejudge_dspy.methods.direct import direct_program
-from cejudge_dspy.methods.saved import default_path, load_into, resolve
+from cejudge_dspy.methods.saved import default_path, load_into, program_identity, resolve
 from cejudge_dspy.tasks import TaskSpec, load_task
 
 Factory = Callable[..., dspy.Module]
@@ -55,3 +55,19 @@ def program_for_task(task: str | TaskSpec, program: str | Path = "auto", **optio
     """ "auto": `optimized/<task>.json` when it exists, else the base program; "base"; or a path."""
     path = resolve(task, program)
     return build_program(task, "cejudge", **options) if path is None else load_program(task, path, **options)
+
+
+def run_program(
+    task: str | TaskSpec, method: str = "cejudge", program: str | Path = "auto", **options: Any
+) -> dspy.Module:
+    """The program a run judges with: for CE-Judge, what `program` names (auto, base or a saved state);
+    the other methods have only their hand-written program. `cejudge evaluate` and every Ray worker of a
+    distributed run build it here, so both build the same program from the same flags."""
+    if method == "cejudge" and str(program) != "base":
+        return program_for_task(task, program=program, **options)
+    return build_program(task, method, **options)
+
+
+def run_program_identity(task: str | TaskSpec, method: str = "cejudge", program: str | Path = "auto") -> str:
+    """What `run_program` resolves to, for run records: "base", or a tuned state file with its hash."""
+    return program_identity(task, program) if method == "cejudge" else "base"
