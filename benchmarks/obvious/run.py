@@ -99,6 +99,8 @@ def read_run(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
                 "kind": item.get("subset"),
                 "label": item.get("label"),
                 "verdict": result.get("verdict"),
+                # The model's own final answer when the headline came from token probabilities (--decision).
+                "argmax_verdict": (result.get("argmax") or {}).get("verdict", result.get("verdict")),
                 "score": result.get("score"),
                 "ab": (orders.get("AB") or {}).get("verdict"),
                 "ba": (orders.get("BA") or {}).get("verdict"),
@@ -152,6 +154,10 @@ def pairwise_figures(rows: Sequence[dict[str, Any]], wall_seconds: float | None 
         "position_consistency": None
         if single_order
         else ratio(sum(r["ab"] == r["ba"] for r in both_given), len(both_given)),
+        "accuracy_final": ratio(sum(r["verdict"] == r["label"] for r in rows), n),
+        "accuracy_final_argmax": ratio(
+            sum(r.get("argmax_verdict", r["verdict"]) == r["label"] for r in rows), n
+        ),
         "ties": sum(r["verdict"] == "tie" for r in rows),
         "unparsed": sum(r["status"] == "unparsed" for r in rows),
         "errors": sum(r["status"] == "error" for r in rows),
@@ -290,6 +296,8 @@ def print_pairwise(rep: dict[str, Any], title: str) -> None:
     print(f"accuracy, first order shown (A/B):   {fmt(o['accuracy_ab'])}")
     print(f"accuracy, swapped order shown (B/A): {fmt(o['accuracy_ba'])}")
     print(f"accuracy, right in both orders:      {fmt(o['accuracy_both_orders'])}")
+    print(f"final verdict right (run's rule):     {fmt(o['accuracy_final'])}")
+    print(f"final verdict right (argmax answers): {fmt(o['accuracy_final_argmax'])}")
     print(f"position consistency:                {fmt(o['position_consistency'])}")
     print(f"share of 'A' among shown verdicts:   {fmt(o['share_shown_a'])}")
     print(cost_line(o))

@@ -62,6 +62,11 @@ def test_pairwise_figures_by_hand():
     assert f["share_shown_a"] == {"value": 0.8, "k": 4, "n": 5}  # A, B, A, A, A
     assert f["seconds_per_item"] == pytest.approx(2.0)  # (1 + 3 + 2) / 3; the error has no time
     assert f["calls_per_item"] == pytest.approx(10 / 3)
+    assert f["accuracy_final"] == {"value": 0.25, "k": 1, "n": 4}  # r1; r2 a tie, r3 and r4 none
+    # A probability headline that differs from the model's own answer: r2's argmax was B (right).
+    probs = [dict(PAIRS[0]), dict(PAIRS[1], argmax_verdict="B"), PAIRS[2], PAIRS[3]]
+    g = run.pairwise_figures(probs)
+    assert g["accuracy_final"]["k"] == 1 and g["accuracy_final_argmax"] == {"value": 0.5, "k": 2, "n": 4}
 
 
 def test_single_order_leaves_the_swapped_figures_undefined():
