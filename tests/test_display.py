@@ -150,3 +150,23 @@ def test_the_caption_explains_the_position_numbers() -> None:
     assert "position consistency 1.000 (same pick in both orders)" in shown
     assert "picked the response shown first 0.500 (0.5: no position bias)" in shown
     assert "final verdict A 1.000, tie 0.000" in shown
+
+
+def test_a_probability_verdict_says_when_the_orders_disagree() -> None:
+    from dataclasses import replace
+
+    from cejudge_dspy.results import Argmax, Probabilities
+
+    # The orders disagree (argmax tie), the probabilities favour B: the header must not claim both picked it.
+    result = replace(
+        pairwise("B", "A"),
+        verdict="B",
+        decision="probability",
+        argmax=Argmax(verdict="tie"),
+        probabilities=Probabilities(status="ok", p_a=0.3, confidence=0.7, tie_band=0.0, verdict="B"),
+    )
+    shown = text(verdict_panel(result, CHAT, item=ITEM))
+    assert 'Verdict: B ("London") is better: the orders disagree' in shown and "p(A) 0.300" in shown
+    assert "both presentation orders picked it" not in shown
+    tie = replace(result, verdict="tie", probabilities=replace(result.probabilities, p_a=0.5, verdict="tie"))
+    assert "p(A) 0.500 lies inside the tie band" in text(verdict_panel(tie, CHAT, item=ITEM))

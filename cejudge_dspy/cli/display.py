@@ -129,21 +129,33 @@ def pairwise_verdict(result: JudgeResult, item: Item | None = None) -> list[Text
     saying which original response it picked and where that response was shown."""
     picks = [o.verdict for o in result.orders]
     shown_first = [o.shown_verdict == "A" for o in result.orders]
+    probs = result.probabilities
+    by_probability = result.decision == "probability" and probs is not None and probs.ok
     if result.verdict == "tie":
         head = Text("Verdict: tie", style="bold yellow")
-        why = ": the two orders disagree, so neither response is preferred"
-        if all(shown_first):
-            why += " (each order picked the response shown first: a position preference)"
-        elif not any(shown_first):
-            why += " (each order picked the response shown second: a position preference)"
+        if by_probability:
+            why = f": p(A) {probs.p_a:.3f} lies inside the tie band, so neither response is preferred"
+        else:
+            why = ": the two orders disagree, so neither response is preferred"
+            if all(shown_first):
+                why += " (each order picked the response shown first: a position preference)"
+            elif not any(shown_first):
+                why += " (each order picked the response shown second: a position preference)"
         head.append(why + ".")
     else:
         winner = f"{result.verdict}{_quoted(item, str(result.verdict))}"
         head = Text(f"Verdict: {winner} is better", style="bold green")
-        if len(picks) > 1:
-            head.append(": both presentation orders picked it.")
-        else:
+        if len(picks) <= 1:
             head.append(": judged in one order only (A shown first); --orders both also judges the swap.")
+        elif all(p == result.verdict for p in picks):
+            head.append(": both presentation orders picked it.")
+        elif by_probability:
+            head.append(
+                f": the orders disagree, and the judge's token probabilities favour it over both orders "
+                f"(p(A) {probs.p_a:.3f}, confidence {probs.confidence:.3f})."
+            )
+        else:
+            head.append(": the presentation orders did not both pick it.")
     lines = [head]
     for order in result.orders:
         first, second = order.order[0], order.order[1]
