@@ -1,5 +1,5 @@
-"""Rich rendering for the CLI: verdict panels, run tables, task listings. The only module (with the
-CLI) that imports rich; everything it shows comes from JudgeResult, summaries and TaskSpec."""
+"""Verdict panels: which response won in plain words, each order in terms of the original responses,
+and the checklist answers under the questions they answer."""
 
 from __future__ import annotations
 
@@ -7,26 +7,14 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from rich.console import Console, Group
+from rich.console import Group
 from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
 
+from cejudge_dspy.cli.display.text import _bullets, _fmt
 from cejudge_dspy.items import Item
 from cejudge_dspy.results import JudgeResult
 from cejudge_dspy.tasks import TaskSpec
-
-
-def _fmt(value: Any, digits: int = 3) -> str:
-    if value is None:
-        return "n/a"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return str(value)
-
-
-def _bullets(items: Sequence[str]) -> Text:
-    return Text("\n".join(f"• {q}" for q in items) or "(none)")
 
 
 def verdict_panel(
@@ -237,159 +225,3 @@ def _questions(checklist: Sequence[str], matched: dict[tuple[str, int], list[str
         for answer in matched.get((name, i), []):
             text.append(f"\n    → {answer}", style="cyan")
     return text
-
-
-def tasks_table(tasks: dict[str, TaskSpec]) -> Table:
-    table = Table(title="Declared tasks (programs/)")
-    for col in ("task", "mode", "metric", "dataset", "description"):
-        table.add_column(col)
-    for name, spec in sorted(tasks.items()):
-        source = spec.dataset.hub_id or "local files"
-        table.add_row(name, spec.mode, spec.metric, source, spec.description)
-    return table
-
-
-def items_panels(spec: TaskSpec, items: Sequence[Item]) -> list[Panel]:
-    panels = []
-    for item in items:
-        rows = [
-            f"[bold]language[/] {item.language}"
-            + (f" → {item.response_language}" if item.response_language else ""),
-            f"[bold]label[/] {item.label}",
-            f"[bold]instruction[/] {_clip(item.instruction)}",
-        ]
-        if item.mode == "pairwise":
-            rows += [
-                f"[bold]response A[/] {_clip(item.response_a)}",
-                f"[bold]response B[/] {_clip(item.response_b)}",
-            ]
-        else:
-            rows.append(f"[bold]response[/] {_clip(item.response)}")
-        panels.append(Panel("\n".join(rows), title=f"{spec.name} · {item.id}"))
-    return panels
-
-
-def _clip(text: str | None, limit: int = 400) -> str:
-    text = (text or "").replace("[", "\\[")
-    return text if len(text) <= limit else text[:limit] + " …"
-
-
-def summary_table(summary: dict[str, Any], title: str | None = None) -> Table:
-    """The paper-style table: metric per language with its 95% CI, and what each item counted as.
-
-    Per row, `items` = `n` (scored) + `unparsed` + `gold ties` (pairwise only) + `excluded` (errors and
-    items without a gold label); no CI below 5 scored items. The caption names the pairwise position
-    statistics in words; README.md ("Reading a run table") explains each number."""
-    metric = summary["metric"]
-    pairwise = "share_final_A" in summary
-    table = Table(title=title or f"{summary['task']} · {', '.join(summary.get('methods', []))}")
-    columns = ["language", metric, "95% CI", "items", "n", "unparsed"] + (["gold ties"] if pairwise else [])
-    for col in [*columns, "excluded"]:
-        table.add_column(col, justify="right" if col != "language" else "left")
-    few = False
-
-    def row(name: str, m: dict[str, Any]) -> None:
-        nonlocal few
-        c = m.get("counts") or {}
-        if m.get("ci_low") is not None:
-            ci = f"[{_fmt(m['ci_low'])}, {_fmt(m['ci_high'])}]"
-        elif m["n"] < 5:
-            ci, few = "n < 5", True
-        else:
-            ci = "—"
-        cells = [name, _fmt(m["value"]), ci, _fmt(c.get("items")), str(m["n"]), _fmt(c.get("unparsed"))]
-        if pairwise:
-            cells.append(_fmt(c.get("gold_ties")))
-        excluded = c.get("errors", 0) + c.get("no_label", 0) if c else m["n_excluded"]
-        table.add_row(*cells, str(excluded))
-
-    for lang, m in summary.get("per_language", {}).items():
-        row(lang, m)
-    if "overall" in summary:
-        row("[bold]all items[/]", summary["overall"])
-    blank = [""] * (len(columns) - 1)
-    if summary.get("per_language"):
-        table.add_row("[bold]average (macro)[/]", _fmt(summary.get("average")), *blank[1:])
-    elif summary.get("dimensions"):
-        table.add_row("(labels are per dimension: see the table below)", *blank)
-    caption = [
-        f"items {summary['n_items']}",
-        f"unparsed {summary['n_unparsed']}",
-        f"errors {summary['n_error']}",
-    ]
-    if few:
-        caption.append("no CI below 5 scored items")
-    if "position_consistency" in summary:
-        consistency = _fmt(summary["position_consistency"]["value"])
-        caption.append(f"position consistency {consistency} (same pick in both orders)")
-    if pairwise:
-        first = _fmt(summary["share_shown_A"]["value"])
-        caption.append(f"picked the response shown first {first} (0.5: no position bias)")
-        caption.append(
-            f"final verdict A {_fmt(summary['share_final_A']['value'])}"
-            + (f", tie {_fmt(summary['share_tie']['value'])}" if "share_tie" in summary else "")
-        )
-    usage = summary.get("usage", {})
-    caption.append(f"LM calls/item {_fmt(usage.get('calls_per_item'), 1)}")
-    table.caption = " · ".join(caption)
-    return table
-
-
-_WHY = {  # correlations take (judge, human): x is the judge's side
-    "constant x: correlation undefined": "n/a, the judge gave every item the same score",
-    "constant y: correlation undefined": "n/a, the human scores are all equal",
-}
-
-
-def _why(reason: str) -> str:
-    return _WHY.get(reason, reason)
-
-
-def dimension_tables(summary: dict[str, Any]) -> Table | None:
-    dims = summary.get("dimensions")
-    if not dims:
-        return None
-    table = Table(title="Correlation with humans per dimension (sample level | per document)")
-    table.add_column("dimension")
-    for name in ("spearman", "kendall", "pearson"):
-        table.add_column(name, justify="right")
-    for dim, row in dims.items():
-        cells = [
-            f"{_fmt(row[n]['value'])} | {_fmt((row.get(f'{n}_per_document') or {}).get('value'))}"
-            for n in ("spearman", "kendall", "pearson")
-        ]
-        table.add_row(dim, *cells)
-    # Say why a cell is n/a: "constant x" (the judge gave every item the same score) is a finding.
-    reasons = {
-        f"{dim}: {_why(row['spearman']['reason'])}" for dim, row in dims.items() if row["spearman"]["reason"]
-    }
-    per_doc = {(row.get("spearman_per_document") or {}).get("reason") for row in dims.values()} - {None}
-    table.caption = "; ".join(sorted(reasons) + [f"per document: {r}" for r in sorted(per_doc)]) or None
-    return table
-
-
-def compare_table(cmp: dict[str, Any]) -> Table:
-    """Two runs on their common items: metric of each, agreement between them, and the test's p-value."""
-    a, b = cmp["runs"]
-    table = Table(title=f"{cmp['task']}: A = {a['method']} ({a['lm']}) vs B = {b['method']} ({b['lm']})")
-    for col in ("language", "n", f"{cmp['metric']} A", f"{cmp['metric']} B", "agreement A~B", "test", "p"):
-        table.add_column(col, justify="left" if col == "language" else "right")
-    for row in cmp["rows"]:
-        test = row["test"]
-        table.add_row(
-            row["language"],
-            str(row["n"]),
-            _fmt(row["a"]["value"]),
-            _fmt(row["b"]["value"]),
-            _fmt(row["agreement"]["value"]),
-            test["name"],
-            _fmt(test.get("p_value")),
-        )
-    table.caption = (
-        f"common items {cmp['common_items']} · only in A {cmp['only_a']} · only in B {cmp['only_b']}"
-    )
-    return table
-
-
-def console(stderr: bool = False) -> Console:
-    return Console(stderr=stderr, highlight=False)

@@ -1,0 +1,39 @@
+"""Rich rendering for the CLI: verdict panels, run tables, task listings. The only module (with the
+CLI) that imports rich; everything it shows comes from JudgeResult, summaries and TaskSpec."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from cejudge_dspy.cli.display.tables import (
+    compare_table,
+    dimension_tables,
+    items_panels,
+    summary_table,
+    tasks_table,
+)
+from cejudge_dspy.cli.display.verdicts import (
+    match_answers,
+    pairwise_verdict,
+    pointwise_score,
+    probability_line,
+    verdict_panel,
+)
+
+__all__ = [
+    "compare_table",
+    "console",
+    "dimension_tables",
+    "items_panels",
+    "match_answers",
+    "pairwise_verdict",
+    "pointwise_score",
+    "probability_line",
+    "summary_table",
+    "tasks_table",
+    "verdict_panel",
+]
+
+
+def console(stderr: bool = False) -> Console:
+    return Console(stderr=stderr, highlight=False)
