@@ -61,6 +61,10 @@ def test_pointwise_judgment_on_the_embedded_model() -> None:
         )
     result = pred.result
     assert result.status == "ok", result.error
-    assert result.score in range(1, 8)
+    # The default decision is by token probabilities: the headline is the expected score over the scale's
+    # levels, the model's own answer (a level) is kept beside it.
+    assert result.decision == "probability" and result.probabilities.status == "ok"
+    assert 1 <= result.score <= 7 and result.argmax.score in range(1, 8)
+    assert abs(sum(result.probabilities.distribution.values()) - 1) < 1e-3
     assert result.feedback and result.checklists["response"]
     assert result.usage.calls >= 6
