@@ -239,16 +239,15 @@ def optimize(
     }
     resumed = logs is not None and prepare_log_dir(logs, fingerprint)
     watcher = GEPAWatcher(on_progress, estimate.program_runs)
-    with dspy.context(lm=lm):
-        before = evaluate_dev(
-            student,
-            devset,
-            spec,
-            metric,
-            num_threads=num_threads,
-            on_progress=on_progress,
-            phase="dev-before",
+
+    def score_dev(candidate: dspy.Module, phase: str) -> DevScore:
+        # The same dev split, metric and threads before and after tuning: only the program differs.
+        return evaluate_dev(
+            candidate, devset, spec, metric, num_threads=num_threads, on_progress=on_progress, phase=phase
         )
+
+    with dspy.context(lm=lm):
+        before = score_dev(student, "dev-before")
         shared = getattr(student, "shared", None)
         if shared is not None:  # dev results must not ride along into every candidate's deepcopy
             shared.clear()
@@ -280,15 +279,7 @@ def optimize(
         after = None
         if source == "optimized":
             try:
-                after = evaluate_dev(
-                    tuned,
-                    devset,
-                    spec,
-                    metric,
-                    num_threads=num_threads,
-                    on_progress=on_progress,
-                    phase="dev-after",
-                )
+                after = score_dev(tuned, "dev-after")
             except KeyboardInterrupt:  # keep the tuned program; only its dev score is lost
                 after = None
     old, new = instructions(student), instructions(tuned)
