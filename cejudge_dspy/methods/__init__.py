@@ -1,10 +1,11 @@
-"""The judging methods as DSPy programs: CE-Judge, the direct baseline and CheckEval, their shared stage
-machinery, and saved (tuned) programs. No files are written here except by `save_program`, nothing is
-printed, and no LM is chosen: the caller makes one current with `dspy.context`."""
+"""The judging methods as DSPy programs: CE-Judge, the direct baseline, CheckEval and its G-Eval baseline,
+their shared stage machinery, and saved (tuned) programs. No files are written here except by
+`save_program`, nothing is printed, and no LM is chosen: the caller makes one current with `dspy.context`."""
 
 from cejudge_dspy.methods.cejudge import PairwiseJudge, PointwiseJudge
 from cejudge_dspy.methods.checkeval import CEJudgeCheckEval, CheckEvalJudge, Checklist
 from cejudge_dspy.methods.direct import DirectPairwiseJudge, DirectPointwiseJudge
+from cejudge_dspy.methods.geval import GEvalJudge
 from cejudge_dspy.methods.registry import (
     METHODS,
     build_program,
@@ -32,6 +33,7 @@ __all__ = [
     "Checklist",
     "DirectPairwiseJudge",
     "DirectPointwiseJudge",
+    "GEvalJudge",
     "PairwiseJudge",
     "PointwiseJudge",
     "Stage",

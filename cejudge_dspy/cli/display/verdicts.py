@@ -92,6 +92,10 @@ def probability_line(result: JudgeResult) -> Text | None:
             f"{probs.confidence:.3f}, tie band {probs.tie_band:g}; argmax verdict "
             f"{argmax.verdict if argmax else result.verdict}; {decided}"
         )
+    elif probs.dimension_scores and result.method == "geval":
+        dims = ", ".join(f"{k} {v:.2f}" for k, v in probs.dimension_scores.items())
+        kept = ", ".join(f"{k} {v}" for k, v in (argmax.dimension_scores if argmax else {}).items())
+        text = f"Probabilities: expected score per dimension {dims}; argmax levels {kept}; {decided}"
     elif probs.dimension_scores:
         dims = ", ".join(f"{k} {v:.3f}" for k, v in probs.dimension_scores.items())
         text = f"Probabilities: mean P(yes) {probs.score:.3f} ({dims}); {decided}"
@@ -163,6 +167,9 @@ def pointwise_score(result: JudgeResult, spec: TaskSpec) -> Text:
     """`Score: 5 / 7: <what level 5 means on the task's scale>`; CheckEval: the share of Yes."""
     if result.method in ("checkeval", "cejudge-checkeval"):
         head = Text(f"Score: {_fmt(result.score)} (share of Yes answers, 0 to 1)", style="bold green")
+    elif result.method == "geval":
+        _, hi = spec.scale_range if spec.scale else (1, 5)
+        head = Text(f"Score: {_fmt(result.score)} / {hi} (mean over the dimensions)", style="bold green")
     else:
         _, hi = spec.scale_range if spec.scale else (0, 1)
         head = Text(f"Score: {_fmt(result.score)} / {hi}", style="bold green")
