@@ -33,7 +33,8 @@ from typing import Any, Literal
 
 # The tie band's width around p(A) = 0.5, in probability. 0: a tie only at exactly 0.5, i.e. the
 # debiased preference always picks a side unless the two orders cancel out exactly. To be chosen on
-# dev data (pairwise_en_dev) with `evaluation.calibration.choose_tie_band`; see the README.
+# dev data (pairwise_en_dev) with `cejudge calibrate RUN` (`evaluation.calibration.choose_tie_band`:
+# the band with the best accuracy with ties); see the README.
 DEFAULT_TIE_BAND = 0.0
 TOP_LOGPROBS = 10  # alternatives asked for per generated token
 

@@ -167,7 +167,10 @@ def test_evaluate_summeval_geval_writes_the_per_dimension_tables(
     assert rules["argmax"]["constant_dimensions"] == sorted(DIMS)
     assert json.loads((out / "run.json").read_text())["method"] == "geval"
     printed = capsys.readouterr().out
+    print(printed)
     assert "Correlation with humans per dimension" in printed and "coherence" in printed
+    argmax_row = next(line for line in printed.splitlines() if line.startswith("│ argmax"))
+    assert "coherence, consistency, fluency, relevance" in argmax_row  # the constant dimensions
 
 
 def test_judge_panel_shows_the_expected_scores_and_the_argmax_levels(

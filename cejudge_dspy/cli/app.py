@@ -1,5 +1,6 @@
 """`cejudge`: the entry point and the `judge` and `tasks` commands; the other command groups live in
-evaluate.py, checkeval.py and optimize.py, and what they share in common.py (see there for exit codes).
+evaluate.py, calibrate.py, checkeval.py, optimize.py and view/, and what they share in common.py (see
+there for exit codes).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from cejudge_dspy.cli import calibrate as cli_calibrate
 from cejudge_dspy.cli import checkeval as cli_checkeval
 from cejudge_dspy.cli import evaluate as cli_eval
 from cejudge_dspy.cli import optimize as cli_optimize
@@ -118,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     _judge_parser(sub)
     _tasks_parser(sub)
     cli_eval.add_parsers(sub)
+    cli_calibrate.add_parsers(sub)
     cli_checkeval.add_parsers(sub)
     cli_optimize.add_parsers(sub)
     cli_view.add_parsers(sub)

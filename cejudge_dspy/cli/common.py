@@ -68,7 +68,7 @@ def add_program_args(p: argparse.ArgumentParser) -> None:
         type=float,
         default=DEFAULT_TIE_BAND,
         help=f"pairwise, --decision probability: a tie when p(A) is within half this of 0.5 "
-        f"(default {DEFAULT_TIE_BAND})",
+        f"(default {DEFAULT_TIE_BAND}; `cejudge calibrate DEV_RUN` picks one)",
     )
     g.add_argument(
         "--program",

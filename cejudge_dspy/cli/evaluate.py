@@ -146,7 +146,13 @@ def _judge_and_summarize(
     out: Path,
     config: dict[str, Any],
 ) -> int:
-    from cejudge_dspy.cli.display import console, dimension_tables, summary_table
+    from cejudge_dspy.cli.display import (
+        console,
+        decision_rules_table,
+        dimension_tables,
+        reliability_table,
+        summary_table,
+    )
     from cejudge_dspy.evaluation.runner import (
         RESULTS,
         SUMMARY,
@@ -201,6 +207,10 @@ def _judge_and_summarize(
     stdout.print(summary_table(summary))
     if (dims := dimension_tables(summary)) is not None:
         stdout.print(dims)
+    if (rules := decision_rules_table(summary)) is not None:
+        stdout.print(rules)
+    if (calibration := summary.get("decision_rules", {}).get("calibration")) and calibration["n"]:
+        stdout.print(reliability_table(calibration))
     stdout.print(f"results: {out / RESULTS} · summary: {out / SUMMARY}")
     return _exit_code(err, [r for r in final if r.id in {i.id for i in items}])
 

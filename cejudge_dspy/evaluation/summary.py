@@ -138,14 +138,9 @@ def decision_rules(
     for rule in DECISIONS:
         out[rule] = _metrics([under_rule(r, rule) for r in rows], spec, n_resamples, seed)
     if spec.mode == "pairwise":
-        from cejudge_dspy.evaluation.calibration import calibration_summary
+        from cejudge_dspy.evaluation.calibration import calibration_summary, preferences, recorded_tie_band
 
-        p_as, golds = [], []
-        for r in rows:
-            probs = r.result.probabilities if r.result is not None and r.status == "ok" else None
-            p_as.append(probs.p_a if probs is not None and probs.ok else None)
-            golds.append(r.item.label if not isinstance(r.item.label, dict) else None)
-        out["calibration"] = calibration_summary(p_as, golds)
+        out["calibration"] = calibration_summary(*preferences(rows), against=recorded_tie_band(rows))
     return out
 
 

@@ -145,7 +145,9 @@ def dimension_tables(summary: dict[str, Any]) -> Table | None:
 def compare_table(cmp: dict[str, Any]) -> Table:
     """Two runs on their common items: metric of each, agreement between them, and the test's p-value."""
     a, b = cmp["runs"]
-    table = Table(title=f"{cmp['task']}: A = {a['method']} ({a['lm']}) vs B = {b['method']} ({b['lm']})")
+    # Runs from before the decision rule were decided by the argmax (run_dir.LATER_KEYS).
+    ra, rb = (f"{r['method']} ({r['lm']}, {r.get('decision') or 'argmax'} rule)" for r in (a, b))
+    table = Table(title=f"{cmp['task']}: A = {ra} vs B = {rb}")
     for col in ("language", "n", f"{cmp['metric']} A", f"{cmp['metric']} B", "agreement A~B", "test", "p"):
         table.add_column(col, justify="left" if col == "language" else "right")
     for row in cmp["rows"]:
