@@ -155,6 +155,7 @@ def test_evaluate_summeval_geval_writes_the_per_dimension_tables(
     ]
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = tmp_path / "run"
+    monkeypatch.setenv("COLUMNS", "300")
     argv = ["evaluate", "--task", "summeval", "--method", "geval", "--data", str(data), "--out", str(out)]
     assert main([*argv, "--bootstrap", "0"]) == 0
     summary = json.loads((out / "summary.json").read_text())
@@ -167,7 +168,6 @@ def test_evaluate_summeval_geval_writes_the_per_dimension_tables(
     assert rules["argmax"]["constant_dimensions"] == sorted(DIMS)
     assert json.loads((out / "run.json").read_text())["method"] == "geval"
     printed = capsys.readouterr().out
-    print(printed)
     assert "Correlation with humans per dimension" in printed and "coherence" in printed
     argmax_row = next(line for line in printed.splitlines() if line.startswith("│ argmax"))
     assert "coherence, consistency, fluency, relevance" in argmax_row  # the constant dimensions
@@ -185,3 +185,41 @@ def test_judge_panel_shows_the_expected_scores_and_the_argmax_levels(
     assert "Score: 3.144 / 5 (mean over the dimensions)" in out
     assert "expected score per dimension coherence 3.60, consistency 4.80" in out
     assert "argmax levels coherence 4, consistency 5, fluency 3, relevance 2; decided by probability" in out
+
+
+def test_compare_geval_with_checkeval_per_dimension(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from view_runs import write_run
+
+    from cejudge_dspy.evaluation.compare import compare_runs
+    from cejudge_dspy.evaluation.runner import Record
+    from cejudge_dspy.items import Item
+
+    humans = [1.0, 2.0, 3.0, 4.0]
+
+    def run(name: str, method: str, coherence: list[float]) -> Path:
+        records = []
+        for n, (h, c) in enumerate(zip(humans, coherence, strict=True)):
+            dims = {"coherence": c, "consistency": c, "fluency": 1.0, "relevance": c}
+            result = JudgeResult(mode="pointwise", status="ok", method=method, score=c, dimension_scores=dims)
+            item = Item(
+                id=f"s{n}", mode="pointwise", instruction="doc", response="sum", label=dict.fromkeys(DIMS, h)
+            )
+            records.append(Record(f"s{n}", "summeval", method, "ok", item, result))
+        return write_run(tmp_path / name, {"task": "summeval", "method": method, "lm": "fake"}, records)
+
+    geval, checkeval = run("g", "geval", [1.2, 2.5, 3.1, 4.8]), run("c", "checkeval", [0.9, 0.6, 0.5, 0.1])
+    cmp = compare_runs(geval, checkeval, n_resamples=50)
+    rows = {r["language"]: r for r in cmp["rows"]}
+    assert cmp["by"] == "dimension" and list(rows) == [*DIMS, "overall"]
+    assert rows["coherence"]["a"]["value"] == pytest.approx(1.0) and rows["coherence"]["b"][
+        "value"
+    ] == pytest.approx(-1.0)
+    assert rows["coherence"]["agreement"]["value"] == pytest.approx(-1.0)  # Kendall tau between the runs
+    assert "constant" in rows["fluency"]["a"]["reason"]
+    assert rows["overall"]["n"] == 4 and rows["overall"]["a"]["value"] == pytest.approx(1.0)
+    monkeypatch.setenv("COLUMNS", "300")
+    assert main(["compare", str(geval), str(checkeval)]) == 0
+    out = capsys.readouterr().out
+    assert "dimension" in out and "A = geval (fake, argmax rule) vs B = checkeval (fake, argmax rule)" in out

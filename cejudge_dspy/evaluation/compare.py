@@ -5,6 +5,7 @@ Pure functions over run directories; the CLI renders what they return.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from cejudge_dspy.evaluation.runner import RESULTS, Record, read_records
 from cejudge_dspy.evaluation.significance import mcnemar, paired_bootstrap_diff
 from cejudge_dspy.evaluation.summary import language_key, prediction, under_rule
 from cejudge_dspy.results import Decision
-from cejudge_dspy.tasks import load_task
+from cejudge_dspy.tasks import TaskSpec, load_task
 
 
 def load_run(path: Path) -> tuple[dict[str, Any], list[Record]]:
@@ -35,7 +36,8 @@ def compare_runs(
     rule_a: Decision | None = None,
     rule_b: Decision | None = None,
 ) -> dict[str, Any]:
-    """Per-language metric of both runs on their common items, how often they agree, and a test.
+    """Per-language metric of both runs on their common items, how often they agree, and a test; for a
+    task whose labels are per dimension (CheckEval, G-Eval), per dimension instead (`by` says which).
 
     Pairwise: McNemar's exact test on per-item correctness. Pointwise: a paired bootstrap of the
     difference in the task's correlation. Items present in only one run are counted, not compared.
@@ -53,24 +55,62 @@ def compare_runs(
     spec = load_task(config_a["task"])
     by_b = {r.id: r for r in recs_b}
     pairs = [(a, by_b[a.id]) for a in recs_a if a.id in by_b and a.item.label is not None]
-    langs = sorted({language_key(a.item) for a, _ in pairs})
-    rows = []
-    for lang in [*langs, "all"]:
-        sel = [(a, b) for a, b in pairs if lang == "all" or language_key(a.item) == lang]
-        pa, pb = [prediction(a) for a, _ in sel], [prediction(b) for _, b in sel]
-        gold = [a.item.label for a, _ in sel]
-        rows.append(
-            {"language": lang, "n": len(sel), **_compare(spec.metric, pa, pb, gold, n_resamples, seed)}
-        )
+    by_dimension = bool(spec.dimensions) and any(isinstance(a.item.label, Mapping) for a, _ in pairs)
+    if by_dimension:
+        rows = _dimension_rows(spec, pairs, n_resamples, seed)
+    else:
+        rows = []
+        for lang in [*sorted({language_key(a.item) for a, _ in pairs}), "all"]:
+            sel = [(a, b) for a, b in pairs if lang == "all" or language_key(a.item) == lang]
+            pa, pb = [prediction(a) for a, _ in sel], [prediction(b) for _, b in sel]
+            gold = [a.item.label for a, _ in sel]
+            rows.append(
+                {"language": lang, "n": len(sel), **_compare(spec.metric, pa, pb, gold, n_resamples, seed)}
+            )
     return {
         "task": spec.name,
         "metric": spec.metric,
+        "by": "dimension" if by_dimension else "language",
         "runs": [{"path": str(path_a), **_describe(config_a)}, {"path": str(path_b), **_describe(config_b)}],
         "common_items": len(pairs),
         "only_a": len(recs_a) - len(pairs),
         "only_b": len(recs_b) - len(pairs),
         "rows": rows,
     }
+
+
+def _dimension_rows(
+    spec: TaskSpec, pairs: list[tuple[Record, Record]], n_resamples: int, seed: int
+) -> list[dict[str, Any]]:
+    """Labels per dimension (CheckEval, G-Eval): one row per dimension (its score against its human
+    score) and an `overall` row (the item score against the mean human score), sample level; the row's
+    `language` key names the dimension so tables read both kinds alike."""
+    from cejudge_dspy.evaluation.checkeval import mean_human_score
+
+    def score(r: Record, dim: str) -> Any:
+        return r.result.dimension_scores.get(dim) if r.result is not None and r.status == "ok" else None
+
+    def row(name: str, sel: list[tuple[Any, Any, Any]]) -> dict[str, Any]:
+        pa, pb, gold = ([x[k] for x in sel] for k in range(3))
+        return {"language": name, "n": len(sel), **_compare(spec.metric, pa, pb, gold, n_resamples, seed)}
+
+    rows = []
+    for dim in spec.dimensions:
+        key = dim.human_key
+        rows.append(
+            row(
+                dim.name,
+                [
+                    (score(a, dim.name), score(b, dim.name), a.item.label[key])  # type: ignore[index]
+                    for a, b in pairs
+                    if isinstance(a.item.label, Mapping) and key in a.item.label
+                ],
+            )
+        )
+    keys = [dim.human_key for dim in spec.dimensions]
+    overall = [(a, b, mean_human_score(a.item.label, keys)) for a, b in pairs]
+    rows.append(row("overall", [(prediction(a), prediction(b), g) for a, b, g in overall if g is not None]))
+    return rows
 
 
 def _describe(config: dict[str, Any]) -> dict[str, Any]:

@@ -148,8 +148,9 @@ def compare_table(cmp: dict[str, Any]) -> Table:
     # Runs from before the decision rule were decided by the argmax (run_dir.LATER_KEYS).
     ra, rb = (f"{r['method']} ({r['lm']}, {r.get('decision') or 'argmax'} rule)" for r in (a, b))
     table = Table(title=f"{cmp['task']}: A = {ra} vs B = {rb}")
-    for col in ("language", "n", f"{cmp['metric']} A", f"{cmp['metric']} B", "agreement A~B", "test", "p"):
-        table.add_column(col, justify="left" if col == "language" else "right")
+    by = cmp.get("by", "language")
+    for col in (by, "n", f"{cmp['metric']} A", f"{cmp['metric']} B", "agreement A~B", "test", "p"):
+        table.add_column(col, justify="left" if col == by else "right")
     for row in cmp["rows"]:
         test = row["test"]
         table.add_row(
