@@ -7,56 +7,24 @@ import json
 from pathlib import Path
 
 import pytest
-from view_runs import literary_run, write_run
+from view_runs import PROB_PAIRS, chat_probability_run, literary_run, probability_pair, write_run
 
 from cejudge_dspy.cli.app import main
 from cejudge_dspy.evaluation.calibration import calibrate_run, choose_tie_band
 from cejudge_dspy.evaluation.compare import compare_runs
 from cejudge_dspy.evaluation.runner import Record
 from cejudge_dspy.evaluation.summary import summarize
-from cejudge_dspy.items import Item
-from cejudge_dspy.methods.readings import pairwise_probabilities
-from cejudge_dspy.results import JudgeResult, OrderResult, decide, reconcile, swap_verdict
 from cejudge_dspy.tasks import load_task
 
-# id -> (gold, verdict AB, verdict BA (mapped back), P(first better) AB, P(first better) BA)
-# p(A) = (p_AB + 1 - p_BA) / 2, worked out in the comments: the probability verdict, the argmax one.
-ITEMS = {
-    "i1": ("A", "A", "A", 0.9, 0.2),  # 0.85 -> A right; argmax A right
-    "i2": ("A", "A", "B", 0.7, 0.6),  # 0.55 -> A right; argmax tie
-    "i3": ("B", "A", "B", 0.62, 0.8),  # 0.41 -> B right; argmax tie
-    "i4": ("B", "A", "A", 0.7, 0.45),  # 0.625 -> A wrong; argmax A wrong
-    "i5": ("tie", "A", "B", 0.555, 0.52),  # 0.5175 -> A (gold tie); argmax tie
-    "i6": ("A", "B", "B", 0.3, 0.6),  # 0.35 -> B wrong; argmax B wrong
-}
-
-
-def pair(rid: str, gold: str, ab: str, ba: str, p_ab: float, p_ba: float, rule: str) -> Record:
-    orders = [
-        OrderResult("AB", ab, ab, p_first=p_ab),  # type: ignore[arg-type]
-        OrderResult("BA", ba, swap_verdict(ba), p_first=p_ba),  # type: ignore[arg-type]
-    ]
-    verdict, consistent = reconcile(orders)
-    result = JudgeResult(
-        mode="pairwise",
-        status="ok",
-        method="direct",
-        verdict=verdict,
-        consistent=consistent,
-        orders=orders,
-        probabilities=pairwise_probabilities(orders, 0.0),
-    )
-    item = Item(id=rid, mode="pairwise", instruction="q", response_a="a", response_b="b", label=gold)
-    return Record(rid, "chat", "direct", "ok", item, decide(result, rule))  # type: ignore[arg-type]
+ITEMS = PROB_PAIRS  # worked out by hand in view_runs.py: p(A), the probability verdict and the argmax one
 
 
 def records(rule: str = "probability") -> list[Record]:
-    return [pair(rid, *v, rule=rule) for rid, v in ITEMS.items()]
+    return [probability_pair(rid, *v, rule=rule) for rid, v in ITEMS.items()]
 
 
 def run_dir(tmp_path: Path, rule: str = "probability") -> Path:
-    config = {"task": "chat", "method": "direct", "lm": "fake", "decision": rule, "tie_band": 0.0}
-    return write_run(tmp_path / f"run-{rule}", config, records(rule))
+    return chat_probability_run(tmp_path, rule)
 
 
 def test_tie_band_maximises_accuracy_with_ties_by_hand() -> None:
@@ -128,7 +96,7 @@ def test_calibrate_refuses_pointwise_runs_and_runs_without_probabilities(
     assert main(["calibrate", str(literary_run(tmp_path))]) == 2
     assert "pointwise task 'literary'" in capsys.readouterr().err
     bare = [
-        pair(rid, *v, rule="argmax") for rid, v in ITEMS.items()
+        probability_pair(rid, *v, rule="argmax") for rid, v in ITEMS.items()
     ]  # the same verdicts without probabilities
     for r in bare:
         r.result.probabilities = None  # type: ignore[union-attr]
@@ -158,7 +126,8 @@ def test_compare_one_run_under_both_rules(
     assert [r["decision"] for r in cmp["runs"]] == ["argmax", "probability"]
     monkeypatch.setenv("COLUMNS", "300")
     assert main(["compare", str(run), str(run), "--rule-a", "argmax", "--rule-b", "probability"]) == 0
-    assert "A = direct (fake, argmax rule) vs B = direct (fake, probability rule)" in capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())
+    assert "A = direct (simulated:0, argmax rule) vs B = direct (simulated:0, probability rule)" in out
 
 
 def test_run_tables_show_both_rules_and_the_bins() -> None:

@@ -203,3 +203,56 @@ def test_comparison_tab(browser: Any, tmp_path: Path, shots: Path) -> None:
         assert v.errors == []
     finally:
         v.close()
+
+
+def test_probability_fields_per_item_and_the_decision_rule(browser: Any, tmp_path: Path, shots: Path) -> None:
+    runs = [
+        view_runs.chat_probability_run(tmp_path),
+        view_runs.literary_probability_run(tmp_path),
+        view_runs.checkeval_probability_run(tmp_path),
+        view_runs.geval_run(tmp_path),
+    ]
+    v = Page(browser, _view(runs, tmp_path / "probabilities.html"))
+    page = v.page
+    try:
+        assert v.errors == []
+        # The run's rule, and both rules' accuracy from the same records (see test_rules.py).
+        facts = page.inner_text("#overview .facts")
+        assert "probability (tie band 0) · decided: argmax 0, probability 6 · probabilities: ok 6" in facts
+        assert page.inner_text('.stat[data-rule="argmax"] .v') == "0.200"
+        assert page.inner_text('.stat[data-rule="probability"] .v') == "0.600"
+        assert "0.457" in page.inner_text("#stats")  # ECE
+        assert "p(A)" in page.inner_text("#items thead")
+        assert "0.550" in page.inner_text('#items tr[data-id="i2"]')
+        page.click('#items tr[data-id="i2"]')
+        drawer = page.locator("#drawer")
+        probs = " ".join(drawer.locator(".probabilities").inner_text().split())
+        assert "p(A) 0.550" in probs and "probability verdict A" in probs and "argmax verdict tie" in probs
+        assert drawer.locator(".p-first").all_inner_texts() == [
+            " · P(first better) 0.700",
+            " · P(first better) 0.600",
+        ]
+        page.screenshot(path=str(shots / "probabilities-pairwise.png"))
+
+        page.get_by_role("tab", name="lit-probability").click()
+        page.click('#items tr[data-id="e2"]')
+        probs = " ".join(drawer.locator(".probabilities").inner_text().split())
+        assert "expected score 5.850" in probs and "argmax score 5" in probs
+        assert drawer.locator("table.distribution tr").count() == 7
+        assert "0.350" in drawer.locator('table.distribution tr[data-level="6"]').inner_text()
+        page.screenshot(path=str(shots / "probabilities-pointwise.png"))
+
+        page.get_by_role("tab", name="se-probability").click()
+        page.click('#items tr[data-id="s1"]')
+        assert drawer.locator("td.p-yes").all_inner_texts() == ["0.900", "0.300"]
+        assert "mean P(yes) 0.900 · share of Yes 1" in drawer.locator(".probabilities").inner_text()
+
+        page.get_by_role("tab", name="geval").click()
+        page.click('#items tr[data-id="g1"]')
+        coherence = drawer.locator('table.geval tr[data-dimension="coherence"]').inner_text()
+        assert "3.600" in coherence and "4" in coherence
+        assert "no 'score' field" in drawer.locator('table.geval tr[data-dimension="fluency"]').inner_text()
+        page.screenshot(path=str(shots / "probabilities-geval.png"))
+        assert v.errors == []
+    finally:
+        v.close()
