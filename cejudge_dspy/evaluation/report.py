@@ -3,10 +3,10 @@ the pairwise confusion of verdict and gold label, judge-vs-human points, CheckEv
 the items on which runs disagree, and the CSV export.
 
 Pure functions over records (typed `Record`s); the cli layer draws and renders them.
-An item's outcome is one of OUTCOMES: pairwise items are correct, wrong or tie (a tie is the judge
-changing its mind across orders), "gold tie" when humans called it a tie (accuracy leaves those out)
-and "no gold" when the item is unlabelled; pointwise items that
-were scored are "scored"; any item may be "unparsed" or "error".
+An item's outcome is one of OUTCOMES: pairwise items are correct, wrong or tie (under the argmax rule
+the judge changing its mind across orders; under the probability rule p(A) inside the tie band),
+"gold tie" when humans called it a tie (accuracy leaves those out) and "no gold" when the item is
+unlabelled; pointwise items that were scored are "scored"; any item may be "unparsed" or "error".
 """
 
 from __future__ import annotations
