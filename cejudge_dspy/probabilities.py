@@ -259,6 +259,25 @@ def expected_score(distribution: Mapping[str, float]) -> float:
     return sum(float(level) * p for level, p in distribution.items())
 
 
+# A graded judgment's labels and what each is worth; the pairwise verdict compares two responses' values.
+GRADES: tuple[str, ...] = ("yes", "partly", "no")
+GRADE_VALUES: dict[str, float] = {"yes": 1.0, "partly": 0.5, "no": 0.0}
+# The gap between two responses' expected grade values below which the grades do not decide a pair
+# and the pairwise judgment (both orders) breaks the tie. Chosen on the obvious-items benchmark and
+# pairwise_en_dev; see the README's "How a pairwise verdict is reached".
+DEFAULT_GRADE_MARGIN = 0.1
+
+
+def grade_value(distribution: Mapping[str, float]) -> float:
+    """The expected value of a graded judgment: P(yes) + 0.5 P(partly)."""
+    return sum(GRADE_VALUES[label] * p for label, p in distribution.items())
+
+
+def graded_preference(value_a: float, value_b: float) -> float:
+    """p(A) from two responses' grade values in [0, 1]: 0.5 plus half their difference."""
+    return 0.5 + (value_a - value_b) / 2
+
+
 def mean_yes(p_yes: Iterable[float | None]) -> float | None:
     """RocketEval's checklist value: the mean P(yes) over the questions read (None ones excluded)."""
     values = [p for p in p_yes if p is not None]

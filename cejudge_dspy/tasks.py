@@ -97,12 +97,22 @@ class TaskSpec:
     scale: dict[int, str] = field(default_factory=dict)
     dimensions: tuple[Dimension, ...] = ()
     path: Path | None = None
+    # Pointwise: a response surely written in another language than the item's response language
+    # gets the scale's lowest level without an LLM call (see language_check.py).
+    check_response_language: bool = False
 
     @property
     def scale_range(self) -> tuple[int, int]:
         if not self.scale:
             raise TaskError(f"task '{self.name}' declares no [scale]; it is not a pointwise task")
         return min(self.scale), max(self.scale)
+
+
+def _flag(data: dict[str, Any], key: str, where: str) -> bool:
+    value = data.get(key, False)
+    if not isinstance(value, bool):
+        raise TaskError(f"{where}: '{key}' must be true or false, got {value!r}")
+    return value
 
 
 def _require(data: dict[str, Any], key: str, kind: type, where: str) -> Any:
@@ -243,6 +253,7 @@ def _parse_task(data: dict[str, Any], path: Path | None, where: str) -> TaskSpec
         scale=scale,
         dimensions=_parse_dimensions(dimensions, where),
         path=path,
+        check_response_language=_flag(data, "check_response_language", where),
     )
 
 

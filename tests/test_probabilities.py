@@ -155,7 +155,9 @@ def test_pairwise_judge_debiases_over_both_orders() -> None:
 
     engine.logprobs = logprobs
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        result = PairwiseJudge("chat")(instruction="q", response_a="one", response_b="two").result
+        result = PairwiseJudge("chat", judgment="pairwise")(
+            instruction="q", response_a="one", response_b="two"
+        ).result
     assert set(engine.asked_logprobs) == {"verdict"}  # only the judgment asks
     assert result.argmax.verdict == "tie"  # both orders said "A": disagreeing orders
     assert [o.p_first for o in result.orders] == pytest.approx([0.75, 0.6])
@@ -165,7 +167,9 @@ def test_pairwise_judge_debiases_over_both_orders() -> None:
     back = JudgeResult.from_dict(result.to_dict())
     assert back.probabilities == result.probabilities and back.argmax == result.argmax
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        argmax = PairwiseJudge("chat", decision="argmax")(instruction="q", response_a="one", response_b="two")
+        argmax = PairwiseJudge("chat", decision="argmax", judgment="pairwise")(
+            instruction="q", response_a="one", response_b="two"
+        )
     assert argmax.result.verdict == "tie" and argmax.result.under("probability").verdict == "A"
 
 
@@ -204,7 +208,7 @@ def test_backbone_that_refuses_logprobs_is_asked_once(caplog: pytest.LogCaptureF
     lm, engine = fake_lm(refuse_logprobs=True)
     with caplog.at_level(logging.WARNING, logger="cejudge_dspy"), dspy.context(lm=lm):
         for _ in range(2):
-            result = PairwiseJudge("chat", orders="single")(
+            result = PairwiseJudge("chat", orders="single", judgment="pairwise")(
                 instruction="q", response_a="x", response_b="y"
             ).result
     assert engine.asked_logprobs == ["verdict"]

@@ -15,6 +15,7 @@ from dspy import lm15
 from dspy.clients.engines.base import validate_request
 
 from cejudge_dspy.backbones.gguf import _HOW_TO_GET, StatusHook
+from cejudge_dspy.backbones.prefix_cache import PrefixStateCache
 from cejudge_dspy.errors import BackboneError
 
 _DEFAULT_MAX_TOKENS = 1024  # a grammar does not stop a looping model; never generate unbounded
@@ -197,7 +198,7 @@ class LlamaCppEngine:
         self.repeat_penalty = repeat_penalty
         self.n_ctx = n_ctx
         # >0: keep llama.cpp states of earlier prompts in RAM, so a call whose prompt starts like an
-        # earlier one (same stage instructions) skips re-reading that prefix.
+        # earlier one (same stage instructions) skips re-reading that prefix (prefix_cache.py).
         self.prompt_cache_bytes = prompt_cache_bytes
         self.n_threads = n_threads or os.cpu_count() or 1
         self.on_status = on_status
@@ -231,10 +232,8 @@ class LlamaCppEngine:
                 f"llama.cpp could not load '{self.model_path}' ({exc}); the file may be truncated or of an "
                 f"unsupported architecture: use another --lm gguf:PATH or reinstall 'cejudge-dspy[embedded]'"
             ) from exc
-        if self.prompt_cache_bytes > 0 and self._factory is None:
-            from llama_cpp import LlamaRAMCache
-
-            self._llama.set_cache(LlamaRAMCache(capacity_bytes=self.prompt_cache_bytes))
+        if self.prompt_cache_bytes > 0 and hasattr(self._llama, "set_cache"):
+            self._llama.set_cache(PrefixStateCache(self.prompt_cache_bytes))
         if self.on_status:
             self.on_status(f"loaded {self.model_path.name} in {time.perf_counter() - start:.1f} s")
         return self._llama

@@ -18,7 +18,7 @@ import dspy
 from cejudge_dspy.backbones import explain_backbone_error, use_backbone
 from cejudge_dspy.errors import CEJudgeError, InputError
 from cejudge_dspy.methods import auto_choice, run_program, run_program_identity
-from cejudge_dspy.probabilities import DEFAULT_TIE_BAND
+from cejudge_dspy.probabilities import DEFAULT_GRADE_MARGIN, DEFAULT_TIE_BAND
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -69,6 +69,21 @@ def add_program_args(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_TIE_BAND,
         help=f"pairwise, --decision probability: a tie when p(A) is within half this of 0.5 "
         f"(default {DEFAULT_TIE_BAND}; `cejudge calibrate DEV_RUN` picks one)",
+    )
+    g.add_argument(
+        "--judgment",
+        default="graded",
+        choices=("graded", "pairwise"),
+        help="CE-Judge pairwise: grade each response on its own and let the pairwise judgment (both "
+        "orders) decide only pairs whose grades tie (graded, default), or the paper's pairwise judgment "
+        "for every pair",
+    )
+    g.add_argument(
+        "--grade-margin",
+        type=float,
+        default=DEFAULT_GRADE_MARGIN,
+        help=f"--judgment graded, --decision probability: the smallest gap between the two expected grades "
+        f"that decides a pair without the pairwise judgment (default {DEFAULT_GRADE_MARGIN})",
     )
     g.add_argument(
         "--program",
@@ -128,6 +143,8 @@ def program_options(args: argparse.Namespace) -> dict[str, Any]:
         "orders": args.orders,
         "decision": getattr(args, "decision", "probability"),
         "tie_band": getattr(args, "tie_band", DEFAULT_TIE_BAND),
+        "judgment": getattr(args, "judgment", "graded"),
+        "grade_margin": getattr(args, "grade_margin", DEFAULT_GRADE_MARGIN),
     }
 
 

@@ -24,7 +24,13 @@ _BOUNDS = (
     ("--max-tokens", "max_tokens", 1, "tokens"),
     ("--temperature", "temperature", 0.0, "a sampling temperature"),
     ("--tie-band", "tie_band", 0.0, "a width in probability"),
+    ("--grade-margin", "grade_margin", 0.0, "a gap in expected grade"),
 )
+
+
+def graded_run(args: argparse.Namespace, spec: TaskSpec) -> bool:
+    """Whether the run's program has a judgment choice: CE-Judge on a pairwise task."""
+    return args.method == "cejudge" and spec.mode == "pairwise"
 
 
 def check_options(args: argparse.Namespace) -> None:
@@ -35,6 +41,10 @@ def check_options(args: argparse.Namespace) -> None:
             raise InputError(f"must be at least {low} ({what}), got {value}", field=flag)
     if getattr(args, "tie_band", 0.0) >= 1.0:
         raise InputError(f"must be below 1 (a width in probability), got {args.tie_band}", field="--tie-band")
+    if getattr(args, "grade_margin", 0.0) > 1.0:
+        raise InputError(
+            f"must be at most 1 (a gap in expected grade), got {args.grade_margin}", field="--grade-margin"
+        )
 
 
 def check_lm(args: argparse.Namespace) -> None:
@@ -64,6 +74,9 @@ def run_identity(
         "orders": args.orders,
         "decision": getattr(args, "decision", "probability"),
         "tie_band": getattr(args, "tie_band", 0.0),
+        # Only CE-Judge's pairwise judge has a graded judgment; other runs record None.
+        "judgment": getattr(args, "judgment", None) if graded_run(args, spec) else None,
+        "grade_margin": getattr(args, "grade_margin", None) if graded_run(args, spec) else None,
         "translator": args.translator,
         "data": str(Path(args.data).expanduser().resolve()) if args.data else None,
         "data_sha256": data_sha256,

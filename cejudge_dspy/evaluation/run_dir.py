@@ -47,6 +47,8 @@ IDENTITY_KEYS = (
     "orders",
     "decision",
     "tie_band",
+    "judgment",
+    "grade_margin",
     "translator",
     "data_sha256",
     "fields",
@@ -69,7 +71,13 @@ class RunLockedError(CEJudgeError):
 
 # Settings added after IDENTITY_FORMAT 2 and what a run.json without them was judged with: a run from
 # before token probabilities resumes with `--decision argmax`.
-LATER_KEYS: dict[str, Any] = {"decision": "argmax", "tie_band": 0.0}
+# A run from before graded judgments has none recorded (and does not resume as a graded one).
+LATER_KEYS: dict[str, Any] = {
+    "decision": "argmax",
+    "tie_band": 0.0,
+    "judgment": "pairwise",
+    "grade_margin": None,
+}
 
 
 def identity_diff(old: dict[str, Any], new: dict[str, Any], keys: tuple[str, ...] = IDENTITY_KEYS) -> str:
