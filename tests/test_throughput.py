@@ -81,7 +81,9 @@ def test_calls_per_item_with_shared_instruction(
     tmp_path: Path, language: str, orders: str, expected: int
 ) -> None:
     lm, engine = simulated_backbone(**INSTANT)
-    records = judge(shared_instruction_items(language), PairwiseJudge("chat", orders=orders), lm, tmp_path)
+    # The paper's judgment for every pair, so the counts are the method's (graded adds 2 per item).
+    program = PairwiseJudge("chat", orders=orders, judgment="pairwise")
+    records = judge(shared_instruction_items(language), program, lm, tmp_path)
     assert all(r.status == "ok" for r in records)
     assert engine.calls == expected == total(records, "calls")
     # The instruction's work (concepts, and translation) is computed once: every other request for it
@@ -157,12 +159,12 @@ def disk_cache(tmp_path: Path) -> Iterator[Path]:
 def test_rerun_with_persistent_cache_makes_no_engine_calls(tmp_path: Path, disk_cache: Path) -> None:
     lm, engine = simulated_backbone(cache=True, **INSTANT)
     items = shared_instruction_items("de")
-    first = judge(items, PairwiseJudge("chat"), lm, tmp_path / "first")
+    first = judge(items, PairwiseJudge("chat", judgment="pairwise"), lm, tmp_path / "first")
     assert engine.calls == 42 and total(first, "cached") == 0
     # A fresh cache object over the same folder with memory off: only what persisted on disk can answer.
     dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=False, disk_cache_dir=str(disk_cache))
     engine.reset()
-    again = judge(items, PairwiseJudge("chat"), lm, tmp_path / "again")
+    again = judge(items, PairwiseJudge("chat", judgment="pairwise"), lm, tmp_path / "again")
     assert engine.calls == 0
     assert total(again, "calls") == total(again, "cached") == 42
     assert {r.id: r.result.verdict for r in again} == {r.id: r.result.verdict for r in first}
