@@ -3,7 +3,7 @@ machinery, and saved (tuned) programs. No files are written here except by `save
 printed, and no LM is chosen: the caller makes one current with `dspy.context`."""
 
 from cejudge_dspy.methods.cejudge import PairwiseJudge, PointwiseJudge
-from cejudge_dspy.methods.checkeval import CEJudgeCheckEval, CheckEvalJudge, Checklist
+from cejudge_dspy.methods.checkeval import CheckEvalJudge, Checklist
 from cejudge_dspy.methods.direct import DirectPairwiseJudge, DirectPointwiseJudge
 from cejudge_dspy.methods.registry import (
     METHODS,
@@ -27,7 +27,6 @@ from cejudge_dspy.methods.stages import Stage, StageFailure
 
 __all__ = [
     "METHODS",
-    "CEJudgeCheckEval",
     "CheckEvalJudge",
     "Checklist",
     "DirectPairwiseJudge",
