@@ -46,9 +46,7 @@ def add_backbone_args(p: argparse.ArgumentParser) -> None:
 def add_program_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("program")
     g.add_argument("--task", default=None, help="declared task (see `cejudge tasks`)")
-    g.add_argument(
-        "--method", default="cejudge", help="cejudge (default), direct, checkeval, cejudge-checkeval, geval"
-    )
+    g.add_argument("--method", default="cejudge", help="cejudge (default), direct, checkeval, geval")
     g.add_argument("--translator", default="llm", help="llm (offline default), google, none")
     g.add_argument(
         "--orders",

@@ -3,7 +3,7 @@ their shared stage machinery, and saved (tuned) programs. No files are written h
 `save_program`, nothing is printed, and no LM is chosen: the caller makes one current with `dspy.context`."""
 
 from cejudge_dspy.methods.cejudge import PairwiseJudge, PointwiseJudge
-from cejudge_dspy.methods.checkeval import CEJudgeCheckEval, CheckEvalJudge, Checklist
+from cejudge_dspy.methods.checkeval import CheckEvalJudge, Checklist
 from cejudge_dspy.methods.direct import DirectPairwiseJudge, DirectPointwiseJudge
 from cejudge_dspy.methods.geval import GEvalJudge
 from cejudge_dspy.methods.registry import (
@@ -28,7 +28,6 @@ from cejudge_dspy.methods.stages import Stage, StageFailure
 
 __all__ = [
     "METHODS",
-    "CEJudgeCheckEval",
     "CheckEvalJudge",
     "Checklist",
     "DirectPairwiseJudge",

@@ -195,7 +195,7 @@ def grade_lines(result: JudgeResult, item: Item | None = None) -> list[Text]:
 
 def pointwise_score(result: JudgeResult, spec: TaskSpec) -> Text:
     """`Score: 5 / 7: <what level 5 means on the task's scale>`; CheckEval: the share of Yes."""
-    if result.method in ("checkeval", "cejudge-checkeval"):
+    if result.method == "checkeval":
         head = Text(f"Score: {_fmt(result.score)} (share of Yes answers, 0 to 1)", style="bold green")
     elif result.method == "geval":
         _, hi = spec.scale_range if spec.scale else (1, 5)
