@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -256,3 +259,31 @@ def test_probability_fields_per_item_and_the_decision_rule(browser: Any, tmp_pat
         assert v.errors == []
     finally:
         v.close()
+
+
+def test_a_graded_pairwise_item_shows_each_response_s_grade(browser: Any, tmp_path: Path) -> None:
+    """A run written by the real evaluate path (simulated backbone): an item its grades decided."""
+    data = tmp_path / "pairs.jsonl"
+    rows = [
+        {"id": f"g{i}", "prompt": f"Q{i}?", "response_a": f"y{i}", "response_b": f"n{i}", "language": "en"}
+        for i in range(6)
+    ]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    run = tmp_path / "run"
+    args = ["evaluate", "--lm", "simulated:0", "--no-cache", "--task", "chat", "--data", str(data)]
+    # In a subprocess: the browser fixture's event loop runs in this thread.
+    cli = [sys.executable, "-c", "import sys; from cejudge_dspy.cli.app import main; sys.exit(main())"]
+    done = subprocess.run(
+        [*cli, *args, "--field", "id=id", "--const", "label=A", "--out", str(run)], check=False
+    )
+    assert done.returncode == 0
+    records = [json.loads(line) for line in (run / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+    graded = next(r["id"] for r in records if r["result"]["grades"] and not r["result"]["orders"])
+    page = Page(browser, _view([run], tmp_path / "view.html"))
+    try:
+        page.page.click(f'#items tr[data-id="{graded}"]')
+        shown = page.page.inner_text("body").lower()  # headings are upper-cased by the page's CSS
+        assert "grades (each response judged on its own)" in shown and "no order was shown" in shown
+        assert not page.errors
+    finally:
+        page.close()

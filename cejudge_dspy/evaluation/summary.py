@@ -201,6 +201,12 @@ def _pairwise_extras(rows: Sequence[Record]) -> dict[str, Any]:
     }
     if any(v is not None for v in ba):
         extras["position_consistency"] = position_consistency(ab, ba).to_dict()
+    # Graded judgment: items the two responses' own grades decided never showed a pair, so they are in
+    # neither position figure above; count them, so the reader knows what those figures cover.
+    graded = [r for r in rows if r.result is not None and r.status == "ok" and r.result.grades]
+    if graded:
+        extras["decided_by_grades"] = sum(not r.result.orders for r in graded if r.result is not None)
+        extras["n_graded"] = len(graded)
     return extras
 
 

@@ -93,6 +93,11 @@ def summary_table(summary: dict[str, Any], title: str | None = None) -> Table:
     ]
     if few:
         caption.append("no CI below 5 scored items")
+    if "decided_by_grades" in summary:
+        caption.append(
+            f"decided by the responses' own grades {summary['decided_by_grades']} of {summary['n_graded']} "
+            "(no order shown; the position figures cover the rest)"
+        )
     if "position_consistency" in summary:
         consistency = _fmt(summary["position_consistency"]["value"])
         caption.append(f"position consistency {consistency} (same pick in both orders)")

@@ -324,6 +324,20 @@ function itemDetail(run, item, rec, res, row) {
   const lists = Object.keys(res.checklists || {});
   if (lists.length) out.push(el("h3", { text: "Checklists" }), el("div", { class: lists.length > 1 ? "cols" : "" }, lists.map((name) => checklistBlock(name, res))));
 
+  const grades = Object.entries(res.grades || {});
+  if (grades.length) {
+    // The graded judgment: each response judged alone; the orders below ran only if the grades tied.
+    const by = (res.decided_by || {})[res.decision] || "";
+    out.push(el("h3", { text: "Grades (each response judged on its own)" }),
+      el("p", { class: "muted", text: by === "grades" ? "The grades decided this item: no order was shown." : "The grades did not separate the two: the pairwise judgment decided." }));
+    for (const [name, g] of grades)
+      out.push(el("div", { class: "grade", "data-response": name },
+        el("strong", { text: `${name.toUpperCase()}: ${g.label === null ? "no grade" : g.label}` }),
+        g.p_value !== null && g.p_value !== undefined ? el("span", { class: "p-first", text: ` · expected grade ${fmt(g.p_value)}` }) : null,
+        g.error ? el("span", { class: "muted", text: ` · ${g.error}` }) : null,
+        g.feedback ? el("p", { text: g.feedback }) : null));
+  }
+
   if ((res.orders || []).length) {
     out.push(el("h3", { text: "Judgment per order" }));
     for (const o of res.orders)
@@ -333,7 +347,7 @@ function itemDetail(run, item, rec, res, row) {
             : o.probability_error ? el("span", { class: "muted", text: ` · no probability (${o.probability_error})` }) : null),
         o.feedback ? el("p", { text: o.feedback }) : null,
         o.answers && o.answers.length ? [el("div", { class: "label", text: "checklist answers" }), el("ol", { class: "checklist" }, o.answers.map((a) => el("li", { text: a })))] : null));
-  } else if (res.feedback || (res.answers || []).length) {
+  } else if (!grades.length && (res.feedback || (res.answers || []).length)) {
     out.push(el("h3", { text: "Judgment" }), res.feedback ? el("p", { text: res.feedback }) : null,
       (res.answers || []).length ? el("ol", { class: "checklist" }, res.answers.map((a) => el("li", { text: a }))) : null);
   }
