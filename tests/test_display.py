@@ -128,6 +128,7 @@ def test_run_table_counts_add_up_to_the_items_judged() -> None:
         "en",
         "1.000",
         "n < 5",
+        "0.667",  # strict: the unparsed item counts as wrong, 2 right of 3
         "6",
         "2",
         "1",

@@ -38,7 +38,7 @@ def decision_rules_table(summary: dict[str, Any]) -> Table | None:
         columns = ["rule", *dims, "constant dimensions"]
     else:
         columns = ["rule", f"{metric} (all items)", "macro average"]
-        columns += ["final A", "ties"] if pairwise else ["distinct scores"]
+        columns += ["final A", "ties", "strict accuracy"] if pairwise else ["distinct scores"]
     for col in columns:
         table.add_column(col, justify="left" if col == "rule" else "right")
     for rule in ("argmax", "probability"):
@@ -50,6 +50,7 @@ def decision_rules_table(summary: dict[str, Any]) -> Table | None:
             cells = [_value(m.get("overall")), _fmt(m.get("average"))]
             if pairwise:
                 cells += [_fmt((m.get(k) or {}).get("value")) for k in ("share_final_A", "share_tie")]
+                cells.append(_value((m.get("overall") or {}).get("strict")))
             else:
                 cells.append(_fmt(m.get("distinct_scores")))
         table.add_row(rule, *cells)
