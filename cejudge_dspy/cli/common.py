@@ -88,6 +88,37 @@ def add_program_args(p: argparse.ArgumentParser) -> None:
         default="auto",
         help="auto (tuned program from optimized/ when present), base, or a saved program path",
     )
+    add_ablation_args(p)
+
+
+def add_ablation_args(p: argparse.ArgumentParser) -> None:
+    """CE-Judge's design choices as switches (defaults: the method as designed; see README "Ablations")."""
+    g = p.add_argument_group("ablations (CE-Judge)")
+    g.add_argument(
+        "--no-concepts",
+        action="store_true",
+        help="no concepts stage: both checklist directions are written without concepts",
+    )
+    g.add_argument(
+        "--directions",
+        default="both",
+        choices=("both", "r2i", "i2r"),
+        help="checklist directions: both (default), only response->instruction (r2i) or only "
+        "instruction->response (i2r)",
+    )
+    g.add_argument(
+        "--judge-on",
+        default="original",
+        choices=("original", "translated"),
+        help="the texts the judgment reads: the originals (default) or their English translations",
+    )
+    g.add_argument(
+        "--language-check",
+        default=None,
+        choices=("on", "off"),
+        help="pointwise tasks that declare it: give a response surely in the wrong language the lowest "
+        "level without an LLM call (default on)",
+    )
 
 
 @contextmanager
@@ -143,6 +174,10 @@ def program_options(args: argparse.Namespace) -> dict[str, Any]:
         "tie_band": getattr(args, "tie_band", DEFAULT_TIE_BAND),
         "judgment": getattr(args, "judgment", "graded"),
         "grade_margin": getattr(args, "grade_margin", DEFAULT_GRADE_MARGIN),
+        "concepts": not getattr(args, "no_concepts", False),
+        "directions": getattr(args, "directions", "both"),
+        "judge_on": getattr(args, "judge_on", "original"),
+        "language_check": getattr(args, "language_check", None) != "off",
     }
 
 

@@ -47,6 +47,34 @@ def check_options(args: argparse.Namespace) -> None:
         )
 
 
+def language_checked(args: argparse.Namespace, spec: TaskSpec) -> bool:
+    """Whether the run's program has a response-language check: CE-Judge on a task that declares it."""
+    return args.method == "cejudge" and spec.mode == "pointwise" and spec.check_response_language
+
+
+def check_program_options(args: argparse.Namespace, spec: TaskSpec) -> None:
+    """An ablation flag for a method or task it does not apply to is one line, not silently ignored."""
+    ablated = [
+        flag
+        for flag, on in (
+            ("--no-concepts", getattr(args, "no_concepts", False)),
+            ("--directions", getattr(args, "directions", "both") != "both"),
+            ("--judge-on", getattr(args, "judge_on", "original") != "original"),
+        )
+        if on
+    ]
+    if ablated and args.method != "cejudge":
+        raise InputError(
+            f"is an ablation of CE-Judge; --method {args.method} has no such stage", field=ablated[0]
+        )
+    if getattr(args, "language_check", None) is not None and not language_checked(args, spec):
+        raise InputError(
+            f"task '{spec.name}' with --method {args.method} has no response-language check (CE-Judge on a "
+            "pointwise task that declares check_response_language)",
+            field="--language-check",
+        )
+
+
 def check_lm(args: argparse.Namespace) -> None:
     """The backbone flags, checked without loading a model (see backbones.check_backbone)."""
     check_backbone(args.lm, **backbone_options(args))
@@ -60,7 +88,9 @@ def run_identity(
     fields: dict[str, str],
     constants: dict[str, str],
 ) -> dict[str, Any]:
-    """Everything that changes a run's records (evaluation.run_dir.IDENTITY_KEYS), plus where the data is."""
+    """Everything that changes a run's records (evaluation.run_dir.IDENTITY_KEYS), plus where the data is
+    and, not compared on resume, the preset the options came from and the run's headline metric."""
+    cejudge = args.method == "cejudge"
     return {
         "task": spec.name,
         "task_version": spec.version,
@@ -78,6 +108,11 @@ def run_identity(
         "judgment": getattr(args, "judgment", None) if graded_run(args, spec) else None,
         "grade_margin": getattr(args, "grade_margin", None) if graded_run(args, spec) else None,
         "translator": args.translator,
+        # The ablations: None for methods without CE-Judge's stages (see check_program_options).
+        "concepts": not args.no_concepts if cejudge else None,
+        "directions": args.directions if cejudge else None,
+        "judge_on": args.judge_on if cejudge else None,
+        "language_check": args.language_check != "off" if language_checked(args, spec) else None,
         "data": str(Path(args.data).expanduser().resolve()) if args.data else None,
         "data_sha256": data_sha256,
         "fields": fields,
@@ -87,4 +122,6 @@ def run_identity(
         "limit": args.limit,
         "seed": args.seed,
         "shard": args.shard,
+        "preset": getattr(args, "preset", None),
+        "headline": getattr(args, "headline", None),
     }

@@ -18,7 +18,7 @@ import dspy
 from cejudge_dspy.errors import InputError
 from cejudge_dspy.items import require_text
 from cejudge_dspy.language_check import LanguageCheck, check_language
-from cejudge_dspy.languages import language_name, normalize_language
+from cejudge_dspy.languages import normalize_language
 from cejudge_dspy.methods.cejudge.graded import (
     failed_grade,
     grade_from,
@@ -27,7 +27,7 @@ from cejudge_dspy.methods.cejudge.graded import (
     graded_probabilities,
     unread_grades,
 )
-from cejudge_dspy.methods.cejudge.program import CEJudgeProgram
+from cejudge_dspy.methods.cejudge.program import CEJudgeProgram, Directions, JudgeOn
 from cejudge_dspy.methods.cejudge.stages import GradeJudgment, ScoreJudgment, VerdictJudgment
 from cejudge_dspy.methods.cejudge.understanding import Understanding, findings
 from cejudge_dspy.methods.readings import (
@@ -63,8 +63,9 @@ class PointwiseJudge(CEJudgeProgram):
         translator: str | Translator = "llm",
         decision: Decision = "probability",
         language_check: bool = True,
+        **ablations: Any,
     ) -> None:
-        super().__init__(task, translator)
+        super().__init__(task, translator, **ablations)
         self.decision = check_decision(decision)
         # Only for tasks that declare it (check_response_language); False runs the LLM on every item.
         self.language_check = language_check
@@ -105,16 +106,13 @@ class PointwiseJudge(CEJudgeProgram):
         return decide(result, self.decision).to_prediction()
 
     async def _score(self, seen: Understanding, language: str, response_language: str) -> dspy.Prediction:
-        """The judgment on the untranslated texts with the response's checklist."""
+        """The judgment on the untranslated texts (or, ablated, the English ones) with the checklist."""
         return await self.judge.acall(
             task=self.spec.task,
             criteria=self.spec.criteria,
             scale=self.spec.scale,
-            instruction=seen.instruction,
-            response=seen.response,
             checklist=seen.checklist,
-            source_language=language_name(language),
-            response_language=language_name(response_language),
+            **self._shown(seen, language, response_language),
         )
 
     def _wrong_language(self, check: LanguageCheck, usage: Usage) -> JudgeResult:
@@ -155,8 +153,9 @@ class PairwiseJudge(CEJudgeProgram):
         tie_band: float = DEFAULT_TIE_BAND,
         judgment: Judgment = "graded",
         grade_margin: float = DEFAULT_GRADE_MARGIN,
+        **ablations: Any,
     ) -> None:
-        super().__init__(task, translator)
+        super().__init__(task, translator, **ablations)
         if orders not in ("both", "single"):
             raise InputError(f"orders must be 'both' or 'single', got {orders!r}", field="orders")
         if judgment not in JUDGMENTS:
@@ -194,7 +193,9 @@ class PairwiseJudge(CEJudgeProgram):
             found = findings(usage, a=seen_a, b=seen_b)
             grades: dict[str, GradeResult] = {}
             if graded:
-                grade_a, grade_b = await asyncio.gather(self._grade(seen_a, "A"), self._grade(seen_b, "B"))
+                grade_a, grade_b = await asyncio.gather(
+                    self._grade(seen_a, "A", language), self._grade(seen_b, "B", language)
+                )
                 grades = {"a": grade_a, "b": grade_b}
                 call = graded_call(grade_a, grade_b, self.grade_margin)
             orders: list[OrderResult] = []
@@ -203,7 +204,7 @@ class PairwiseJudge(CEJudgeProgram):
                     expect_more_calls(n_orders)
                 # The swapped order reuses the checklists: only the judgment is repeated.
                 plan = [("AB", seen_a, seen_b)] + ([("BA", seen_b, seen_a)] if n_orders == 2 else [])
-                orders = list(await asyncio.gather(*(self._judge_order(*p) for p in plan)))
+                orders = list(await asyncio.gather(*(self._judge_order(*p, language) for p in plan)))
         by_orders, consistent = reconcile(orders) if orders else (None, None)
         argmax = call.argmax_verdict if graded and call.argmax_verdict else by_orders
         if argmax is None:
@@ -241,16 +242,18 @@ class PairwiseJudge(CEJudgeProgram):
         )
         return decide(result, self.decision).to_prediction()
 
-    async def _grade(self, seen: Understanding, which: str) -> GradeResult:
-        """One response graded on its own, on the untranslated texts, with its checklist."""
+    async def _grade(self, seen: Understanding, which: str, language: str) -> GradeResult:
+        """One response graded on its own, on the untranslated texts (or, ablated, the English ones),
+        with its checklist."""
+        shown = self._shown(seen, language, language)
         try:
             pred = await about(
                 which,
                 self.grade.acall(
                     task=self.spec.task,
                     criteria=self.spec.criteria,
-                    instruction=seen.instruction,
-                    response=seen.response,
+                    instruction=shown["instruction"],
+                    response=shown["response"],
                     checklist=seen.checklist,
                 ),
             )
@@ -259,9 +262,11 @@ class PairwiseJudge(CEJudgeProgram):
         return grade_from(pred)
 
     async def _judge_order(
-        self, order: Literal["AB", "BA"], first: Understanding, second: Understanding
+        self, order: Literal["AB", "BA"], first: Understanding, second: Understanding, language: str
     ) -> OrderResult:
-        """The judgment on the untranslated texts as shown (`first` as A), with each one's checklist."""
+        """The judgment on the untranslated texts (or, ablated, the English ones) as shown (`first` as
+        A), with each one's checklist."""
+        shown_a, shown_b = self._shown(first, language, language), self._shown(second, language, language)
         return await about(
             shown_first(order),
             judge_order(
@@ -269,9 +274,9 @@ class PairwiseJudge(CEJudgeProgram):
                 order,
                 task=self.spec.task,
                 criteria=self.spec.criteria,
-                instruction=first.instruction,
-                response_a=first.response,
-                response_b=second.response,
+                instruction=shown_a["instruction"],
+                response_a=shown_a["response"],
+                response_b=shown_b["response"],
                 checklist_a=first.checklist,
                 checklist_b=second.checklist,
             ),
@@ -296,9 +301,13 @@ def cejudge_program(
     judgment: Judgment = "graded",
     grade_margin: float = DEFAULT_GRADE_MARGIN,
     language_check: bool = True,
+    concepts: bool = True,
+    directions: Directions = "both",
+    judge_on: JudgeOn = "original",
     **_: Any,
 ) -> dspy.Module:
-    """The `cejudge` method: the task's pairwise or pointwise CE-Judge."""
+    """The `cejudge` method: the task's pairwise or pointwise CE-Judge (ablations: see program.py)."""
+    ablations = {"concepts": concepts, "directions": directions, "judge_on": judge_on}
     if spec.mode == "pairwise":
         return PairwiseJudge(
             spec,
@@ -308,5 +317,8 @@ def cejudge_program(
             tie_band=tie_band,
             judgment=judgment,
             grade_margin=grade_margin,
+            **ablations,
         )
-    return PointwiseJudge(spec, translator=translator, decision=decision, language_check=language_check)
+    return PointwiseJudge(
+        spec, translator=translator, decision=decision, language_check=language_check, **ablations
+    )

@@ -32,6 +32,23 @@ class ExtractConcepts(dspy.Signature):
     concepts: list[str] = dspy.OutputField(desc="1 to 4 generic concepts in English, most central first.")
 
 
+class ExtractLinguisticConcepts(dspy.Signature):
+    """List the linguistic concepts of a text that its translator must watch, written in English.
+
+    Read the text in its own language and name what a translation of it into any language has to get right
+    to stay consistent: its terminology (names, terms of art, recurring words), its grammar (tense, person,
+    sentence structure), its style (register, voice, imagery, rhythm) and its fluency, and anything else of
+    that kind. Each concept is a short phrase about this text, such as "present-tense narration" or "formal
+    second-person address"; concepts never judge quality. Most important first, one concept per item."""
+
+    task: str = dspy.InputField(desc=TASK_DESC)
+    kind: Literal["instruction", "response"] = dspy.InputField(
+        desc="Whether the text is the source text (instruction) or a translation of it (response)."
+    )
+    text: str = dspy.InputField(desc="The text to analyse, in any language.")
+    concepts: list[str] = dspy.OutputField(desc="Linguistic concepts in English, most important first.")
+
+
 class TranslateToEnglish(dspy.Signature):
     """Translate the text into English.
 

@@ -27,6 +27,18 @@ class Concepts(Stage):
         return pred
 
 
+class LinguisticConcepts(Concepts):
+    """The concepts stage of a task declared with `concepts = "linguistic"` (the paper's LitEval prompt).
+
+    The paper asks for no number of linguistic concepts; a list is cut at `max_concepts` so that a
+    looping small model cannot flood the checklist prompts."""
+
+    signature = sig.ExtractLinguisticConcepts
+    label = "linguistic concepts"
+    max_concepts = 10
+    max_tokens = 256
+
+
 class Translate(Stage):
     signature = sig.TranslateToEnglish
     label = "translation to English"
