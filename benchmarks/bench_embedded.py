@@ -67,38 +67,17 @@ def stage_of(system: str) -> str:
 
 
 class Meter:
-    """Wraps an embedded LM's engine: per call its stage, prompt and evaluated tokens, output, seconds."""
+    """Reads an embedded LM's engine call log (recorded inside its lock, so concurrent stage calls of one
+    item do not blur it): per call its stage, prompt and evaluated tokens, output tokens and seconds."""
 
     def __init__(self, lm: dspy.LM) -> None:
         self.engine = lm._engine_spec
-        self.calls: list[dict[str, Any]] = []
-        self._complete = self.engine.complete
-        self.engine.complete = self.complete
+        self.engine.call_log = []
         self.engine.load()
-        llama = self.engine._llama
-        self._eval, self._first = llama.eval, None
-        llama.eval = self._counting_eval
 
-    def _counting_eval(self, tokens: Any) -> Any:
-        if self._first is None:  # generate() evaluates the unread prompt first, then one token a step
-            self._first = len(tokens)
-        return self._eval(tokens)
-
-    def complete(self, request: Any) -> Any:
-        self._first = None
-        start = time.perf_counter()
-        response = self._complete(request)
-        usage = response.usage
-        self.calls.append(
-            {
-                "stage": stage_of(str(request.system or "")),
-                "prompt": int(usage.input_tokens or 0),
-                "evaluated": int(self._first or 0),
-                "output": int(usage.output_tokens or 0),
-                "seconds": time.perf_counter() - start,
-            }
-        )
-        return response
+    @property
+    def calls(self) -> list[dict[str, Any]]:
+        return [{**c, "stage": stage_of(c["system"])} for c in self.engine.call_log]
 
 
 def load_items(n_pairwise: int, n_pointwise: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

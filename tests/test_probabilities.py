@@ -242,7 +242,7 @@ def test_old_records_read_as_argmax() -> None:
 def test_llama_logits_processor_records_top_k_per_generated_token() -> None:
     import numpy as np
 
-    from cejudge_dspy.backbones.llama_engine import TopLogprobs
+    from cejudge_dspy.backbones.top_logprobs import TopLogprobs
 
     rec = TopLogprobs(2)
     logits = np.log(np.array([0.1, 0.2, 0.3, 0.4], dtype=np.float32))
