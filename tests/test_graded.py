@@ -28,22 +28,40 @@ def test_grade_arithmetic_on_hand_computed_numbers() -> None:
 
 
 @pytest.mark.parametrize(
-    ("a", "b", "argmax", "p_a", "needs_orders"),
+    ("a", "b", "argmax", "p_a", "by_probability", "by_argmax"),
     [
-        (grade("yes", 0.9), grade("no", 0.2), "A", 0.85, False),  # both rules decide
-        (grade("yes", 0.62), grade("yes", 0.55), None, None, True),  # same label, gap 0.07 < 0.1
-        (grade("yes", 0.7), grade("yes", 0.4), None, 0.65, True),  # labels tie: argmax needs orders
-        (grade("partly", 0.50), grade("yes", 0.55), "B", None, True),  # gap 0.05: probability needs them
-        (grade("no"), grade("yes"), "B", None, False),  # no probabilities: only the argmax rule counts
-        (grade(None), grade("yes", 0.9), None, None, True),  # an unparsed grade decides nothing
+        (grade("yes", 0.9), grade("no", 0.2), "A", 0.85, False, False),  # both rules decide
+        (grade("yes", 0.62), grade("yes", 0.55), None, None, True, True),  # same label, gap 0.07 < 0.1
+        (grade("yes", 0.7), grade("yes", 0.4), None, 0.65, False, True),  # labels tie, expected grades don't
+        (grade("partly", 0.50), grade("yes", 0.55), "B", None, True, False),  # gap 0.05 < 0.1
+        (grade("no"), grade("yes"), "B", None, False, False),  # no probabilities: the labels decide
+        (grade(None), grade("yes", 0.9), None, None, True, True),  # an unparsed grade decides nothing
     ],
 )
 def test_graded_call_decides_only_where_the_grades_separate(
-    a: GradeResult, b: GradeResult, argmax: str | None, p_a: float | None, needs_orders: bool
+    a: GradeResult,
+    b: GradeResult,
+    argmax: str | None,
+    p_a: float | None,
+    by_probability: bool,
+    by_argmax: bool,
 ) -> None:
+    """`by_*`: whether a run under that rule needs the pairwise judgment for the pair."""
     call = graded_call(a, b, margin=0.1)
-    assert call.argmax_verdict == argmax and call.needs_orders is needs_orders
+    assert call.argmax_verdict == argmax
     assert call.p_a == (None if p_a is None else pytest.approx(p_a))
+    assert call.needs_orders("probability") is by_probability and call.needs_orders("argmax") is by_argmax
+
+
+def test_equal_labels_decided_by_expected_grades_read_as_a_tie_under_the_argmax_rule() -> None:
+    lm, engine = fake_lm()  # both graded "yes"
+    engine.logprobs = grade_logprobs({"7": 0.9, "9": 0.6})
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        result = PairwiseJudge("chat")(**PAIR).result
+        argmax_run = PairwiseJudge("chat", decision="argmax")(**PAIR).result
+    assert result.orders == [] and result.verdict == "B" and result.under("argmax").verdict == "tie"
+    assert result.decided_by == {"argmax": "grades", "probability": "grades"}
+    assert len(argmax_run.orders) == 2  # a run under the argmax rule asks the pairwise judgment
 
 
 def grade_logprobs(p_yes: dict[str, float]):

@@ -10,7 +10,9 @@ separate, and the pairwise judgment (CE-Judge's own, in both orders) breaks the 
 - probability rule: the expected grade values (P(yes) + 0.5 P(partly)) differ by at least the margin ->
   p(A) = 0.5 + (value_a - value_b) / 2; closer -> p(A) from the orders, averaged over both.
 
-The pairwise judgment runs whenever either rule needs it, so one run can be read under both rules.
+The pairwise judgment runs only when the run's own rule needs it (it is the costly call: both responses
+and both checklists, in two orders). A run under the probability rule is still readable under the argmax
+rule: where equal labels were decided by their expected grades, the argmax reading is a tie.
 """
 
 from __future__ import annotations
@@ -70,9 +72,13 @@ class GradedCall:
     p_a: float | None
     readable: bool
 
-    @property
-    def needs_orders(self) -> bool:
-        return self.argmax_verdict is None or (self.readable and self.p_a is None)
+    def needs_orders(self, decision: str) -> bool:
+        """Whether the run's decision rule needs the pairwise judgment for this pair. Only the run's rule
+        pays for it: under the probability rule, equal labels whose expected grades separate need no
+        orders (the argmax reading of such a pair is then a tie, see `argmax_reading`)."""
+        if decision == "argmax" or not self.readable:
+            return self.argmax_verdict is None
+        return self.p_a is None
 
 
 def graded_call(a: GradeResult, b: GradeResult, margin: float) -> GradedCall:

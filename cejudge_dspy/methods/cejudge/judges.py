@@ -199,7 +199,7 @@ class PairwiseJudge(CEJudgeProgram):
                 grades = {"a": grade_a, "b": grade_b}
                 call = graded_call(grade_a, grade_b, self.grade_margin)
             orders: list[OrderResult] = []
-            if not graded or call.needs_orders:
+            if not graded or call.needs_orders(self.decision):
                 if graded:
                     expect_more_calls(n_orders)
                 # The swapped order reuses the checklists: only the judgment is repeated.
@@ -207,6 +207,8 @@ class PairwiseJudge(CEJudgeProgram):
                 orders = list(await asyncio.gather(*(self._judge_order(*p, language) for p in plan)))
         by_orders, consistent = reconcile(orders) if orders else (None, None)
         argmax = call.argmax_verdict if graded and call.argmax_verdict else by_orders
+        if graded and argmax is None and not orders:
+            argmax = "tie"  # equal labels the expected grades decided: no argmax answer separates them
         if argmax is None:
             failed = next(o for o in orders if o.verdict is None)
             reason = f"order {failed.order}: {failed.error}"
@@ -233,7 +235,7 @@ class PairwiseJudge(CEJudgeProgram):
             probabilities=probabilities,
             grades=grades,
             decided_by={
-                "argmax": "grades" if graded and call.argmax_verdict else "orders",
+                "argmax": "grades" if graded and (call.argmax_verdict or not orders) else "orders",
                 "probability": "grades" if from_grades else "orders",
             }
             if graded
