@@ -9,14 +9,15 @@ A language identifier sees it at a glance, so a task can declare the check (`che
 why in the record, without asking the LLM.
 
 The identifier is py3langid (langid.py's model, 97 languages, normalised probabilities). It is only
-trusted where it is sure: at least `MIN_LETTERS` letters, the detected language at least
-`SURE` probable, and the expected one below `RULED_OUT`. Everything else is "unsure", and the LLM
-judges as usual. Macro-language variants count as the expected language (Wu or Cantonese for
-Chinese, Norwegian Bokmal for Norwegian), since a judge must not punish a dialect as a wrong language.
+trusted where it is sure: at least `MIN_LETTERS` letters (a Han, kana or Hangul character counts as
+three), the expected language below `RULED_OUT` and another one at least `PLAUSIBLE`. Everything else is
+"unsure", and the LLM judges as usual. Macro-language variants count as the expected language (Wu or
+Cantonese for Chinese, Norwegian Bokmal for Norwegian): a judge must not punish a dialect as a wrong language.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
@@ -25,8 +26,10 @@ from cejudge_dspy.errors import InputError
 from cejudge_dspy.languages import language_name
 
 MIN_LETTERS = 20  # shorter texts ("Paris", "9") carry too little evidence
-SURE = 0.9
+PLAUSIBLE = 0.5  # with the expected language ruled out, a clear leader among the others (es over gl, pt)
 RULED_OUT = 0.01
+# A Han, kana or Hangul character carries about as much evidence as three Latin letters.
+_DENSE = ("CJK", "HIRAGANA", "KATAKANA", "HANGUL")
 # Codes py3langid may return for a language that is the expected one, or a variety of it.
 _SAME: dict[str, frozenset[str]] = {
     "zh": frozenset({"zh", "wuu", "yue"}),
@@ -72,17 +75,30 @@ def check_language(text: str, expected: str) -> LanguageCheck:
     """Whether `text` is written in `expected` (a canonical code, e.g. "en", "zh-CN")."""
     base = expected.split("-")[0].lower()
     same = _SAME.get(base, frozenset({base}))
-    if sum(ch.isalpha() for ch in text) < MIN_LETTERS:
+    if _evidence(text) < MIN_LETTERS:
         return LanguageCheck(expected, "unsure")
     ranked = _identifier().rank(text)
     p = {code: float(prob) for code, prob in ranked}
     detected, p_detected = ranked[0][0], float(ranked[0][1])
     p_expected = sum(p.get(code, 0.0) for code in same)
-    if detected in same or p_expected >= RULED_OUT or p_detected < SURE:
-        verdict: Literal["yes", "no", "unsure"] = "yes" if detected in same else "unsure"
-    else:
+    # Surely another language: the expected one is ruled out and another one clearly leads (a Spanish
+    # text whose probability splits over es/gl/pt still rules English out).
+    if detected in same:
+        verdict: Literal["yes", "no", "unsure"] = "yes"
+    elif p_expected < RULED_OUT and p_detected >= PLAUSIBLE:
         verdict = "no"
+    else:
+        verdict = "unsure"
     return LanguageCheck(expected, verdict, detected, round(p_detected, 4), round(p_expected, 6))
+
+
+def _evidence(text: str) -> int:
+    """Letters in `text`, a dense-script character counted as three."""
+    total = 0
+    for ch in text:
+        if ch.isalpha():
+            total += 3 if unicodedata.name(ch, "").startswith(_DENSE) else 1
+    return total
 
 
 @cache

@@ -14,6 +14,8 @@ from cejudge_dspy.probabilities import grade_value, graded_preference
 from cejudge_dspy.results import GradeResult, JudgeResult
 
 PAIR = {"instruction": "Name a prime number.", "response_a": "9", "response_b": "7"}
+# P(es) 0.87 (the rest on gl, pt, ...), P(en) 0: no language is sure, yet English is ruled out.
+SPANISH = "La luz de la luna caía sobre la superficie tranquila del lago, y a lo lejos se oyeron unos ladridos."
 
 
 def grade(label: str | None, p_value: float | None = None) -> GradeResult:
@@ -135,6 +137,8 @@ def test_the_papers_pairwise_judgment_is_one_option_away() -> None:
         ("Der alte Fischer saß jeden Abend am Hafen und sah zu, wie die Sonne versank.", "en", "no", "de"),
         ("月光洒在安静的湖面上，远处传来几声狗叫。月光洒在安静的湖面上。", "zh", "yes", None),
         ("Paris", "de", "unsure", None),  # too short to tell
+        (SPANISH, "en", "no", "es"),
+        ("月光洒在安静的湖面上，远处传来几声狗叫。", "en", "no", "zh"),  # 17 Han characters suffice
     ],
 )
 def test_language_check(text: str, expected: str, verdict: str, detected: str | None) -> None:
