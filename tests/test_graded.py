@@ -15,7 +15,9 @@ from cejudge_dspy.results import GradeResult, JudgeResult
 
 PAIR = {"instruction": "Name a prime number.", "response_a": "9", "response_b": "7"}
 # P(es) 0.87 (the rest on gl, pt, ...), P(en) 0: no language is sure, yet English is ruled out.
-SPANISH = "La luz de la luna caía sobre la superficie tranquila del lago, y a lo lejos se oyeron unos ladridos."
+SPANISH = (
+    "La luz de la luna caía sobre la superficie tranquila del lago, y a lo lejos se oyeron unos ladridos."
+)
 
 
 def grade(label: str | None, p_value: float | None = None) -> GradeResult:
