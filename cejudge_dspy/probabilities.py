@@ -262,10 +262,12 @@ def expected_score(distribution: Mapping[str, float]) -> float:
 # A graded judgment's labels and what each is worth; the pairwise verdict compares two responses' values.
 GRADES: tuple[str, ...] = ("yes", "partly", "no")
 GRADE_VALUES: dict[str, float] = {"yes": 1.0, "partly": 0.5, "no": 0.0}
-# The gap between two responses' expected grade values below which the grades do not decide a pair
-# and the pairwise judgment (both orders) breaks the tie. Chosen on the obvious-items benchmark and
-# pairwise_en_dev; see the README's "How a pairwise verdict is reached".
-DEFAULT_GRADE_MARGIN = 0.1
+# The gap between two responses' expected grade values that the grades must exceed to decide a pair;
+# at or below it the pairwise judgment (both orders) breaks the tie. 0: any difference decides, only an
+# exact tie goes to the pairwise judgment. Chosen on the obvious-items benchmark (README, "The embedded
+# judge on obvious items"): on the embedded 1.5B backbone the pairwise judgment decided 3 of 5 close
+# pairs right, the grades alone 5 of 5 (in-sample, 20 items; margins 0, 0.05 and 0.1 replayed there).
+DEFAULT_GRADE_MARGIN = 0.0
 
 
 def grade_value(distribution: Mapping[str, float]) -> float:

@@ -98,11 +98,15 @@ def test_separated_grades_decide_without_showing_the_pair() -> None:
     assert back.grades == result.grades and back.decided_by == result.decided_by
 
 
-def test_close_grades_leave_the_pair_to_the_pairwise_judgment_in_both_orders() -> None:
+@pytest.mark.parametrize(("p_nine", "margin"), [(0.75, 0.1), (0.8, 0.0)])
+def test_close_grades_leave_the_pair_to_the_pairwise_judgment_in_both_orders(
+    p_nine: float, margin: float
+) -> None:
+    """A gap of 0.05 within a 0.1 margin; or, with the default margin 0, an exact tie."""
     lm, engine = fake_lm()  # both graded "yes"
-    engine.logprobs = grade_logprobs({"7": 0.8, "9": 0.75})
+    engine.logprobs = grade_logprobs({"7": 0.8, "9": p_nine})
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        result = PairwiseJudge("chat")(**PAIR).result
+        result = PairwiseJudge("chat", grade_margin=margin)(**PAIR).result
     assert len(engine.stage_calls("verdict")) == 2 and [o.order for o in result.orders] == ["AB", "BA"]
     assert result.decided_by == {"argmax": "orders", "probability": "orders"}
     assert result.verdict == "tie"  # the fake says "A" in both orders: disagreeing orders

@@ -80,8 +80,9 @@ def add_program_args(p: argparse.ArgumentParser) -> None:
         "--grade-margin",
         type=float,
         default=DEFAULT_GRADE_MARGIN,
-        help=f"--judgment graded, --decision probability: the smallest gap between the two expected grades "
-        f"that decides a pair without the pairwise judgment (default {DEFAULT_GRADE_MARGIN})",
+        help=f"--judgment graded, --decision probability: the gap between the two expected grades that the "
+        f"grades must exceed to decide a pair without the pairwise judgment (default {DEFAULT_GRADE_MARGIN}: "
+        "any difference)",
     )
     g.add_argument(
         "--program",

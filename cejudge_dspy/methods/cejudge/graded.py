@@ -7,8 +7,9 @@ often, and no presentation order exists to bias it. So a pair is decided from th
 separate, and the pairwise judgment (CE-Judge's own, in both orders) breaks the tie when they do not:
 
 - argmax rule: the labels differ (yes > partly > no) -> the better label wins; equal labels -> orders;
-- probability rule: the expected grade values (P(yes) + 0.5 P(partly)) differ by at least the margin ->
-  p(A) = 0.5 + (value_a - value_b) / 2; closer -> p(A) from the orders, averaged over both.
+- probability rule: the expected grade values (P(yes) + 0.5 P(partly)) differ by more than the margin
+  (default 0: any difference) -> p(A) = 0.5 + (value_a - value_b) / 2; otherwise p(A) from the orders,
+  averaged over both.
 
 The pairwise judgment runs only when the run's own rule needs it (it is the costly call: both responses
 and both checklists, in two orders). A run under the probability rule is still readable under the argmax
@@ -88,7 +89,7 @@ def graded_call(a: GradeResult, b: GradeResult, margin: float) -> GradedCall:
         argmax = "A" if a.value > b.value else "B"
     p_a = None
     readable = a.p_value is not None and b.p_value is not None
-    if a.p_value is not None and b.p_value is not None and abs(a.p_value - b.p_value) >= margin:
+    if a.p_value is not None and b.p_value is not None and abs(a.p_value - b.p_value) > margin:
         p_a = graded_preference(a.p_value, b.p_value)
     return GradedCall(argmax, p_a, readable)
 
