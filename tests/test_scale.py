@@ -11,6 +11,7 @@ import gc
 from pathlib import Path
 
 import dspy
+import pytest
 from dspy.clients import base_lm
 
 from cejudge_dspy.backbones.simulated import simulated_backbone
@@ -102,3 +103,60 @@ def test_a_run_tunes_the_garbage_collector_and_restores_it(tmp_path: Path) -> No
     run(Probe(), lm, tmp_path, 3)
     assert set(seen) == {RUN_GC_THRESHOLD}
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+
+def test_records_finishing_together_share_one_fsynced_write(tmp_path: Path) -> None:
+    from cejudge_dspy.evaluation.writer import RecordWriter
+
+    path = tmp_path / RESULTS
+    writer = RecordWriter(path)
+
+    async def main() -> None:
+        await asyncio.gather(*(writer.write({"id": f"r{k}"}) for k in range(20)))
+
+    asyncio.run(main())
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert sorted(lines) == sorted(f'{{"id": "r{k}"}}' for k in range(20))
+    # All 20 were queued before the writer thread's first turn: one write, one fsync.
+    assert writer.writes == 1
+
+
+def test_a_failed_group_write_fails_every_record_in_it_and_writes_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cejudge_dspy.evaluation import writer as writer_module
+    from cejudge_dspy.evaluation.run_dir import RunWriteError
+
+    def full(path: Path, rows: list[dict[str, str]]) -> None:
+        raise RunWriteError(f"cannot write {path} (No space left on device)")
+
+    monkeypatch.setattr(writer_module, "append_records", full)
+    writer = writer_module.RecordWriter(tmp_path / RESULTS)
+
+    async def main() -> list[object]:
+        return await asyncio.gather(*(writer.write({"id": k}) for k in range(5)), return_exceptions=True)
+
+    outcomes = asyncio.run(main())
+    assert all(isinstance(o, RunWriteError) for o in outcomes) and not (tmp_path / RESULTS).exists()
+
+
+def test_a_run_stops_on_a_write_error_and_keeps_what_was_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cejudge_dspy.evaluation import writer as writer_module
+    from cejudge_dspy.evaluation.run_dir import RunWriteError, append_records
+
+    writes: list[int] = []
+
+    def fails_third(path: Path, rows: list[dict[str, object]]) -> None:
+        writes.append(len(rows))
+        if len(writes) == 3:
+            raise RunWriteError(f"cannot write {path} (No space left on device)")
+        append_records(path, rows)
+
+    monkeypatch.setattr(writer_module, "append_records", fails_third)
+    lm, _ = simulated_backbone(**INSTANT)
+    with pytest.raises(RunWriteError):
+        run(PairwiseJudge("chat"), lm, tmp_path, 12)
+    kept = (tmp_path / RESULTS).read_text(encoding="utf-8").splitlines()
+    assert len(kept) == sum(writes[:2]) and len(writes) >= 3

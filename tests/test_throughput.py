@@ -272,3 +272,20 @@ def test_merged_confidence_intervals_match_one_run(tmp_path: Path) -> None:
     merged = merge_runs(dirs, tmp_path / "merged", n_resamples=1000)
     whole = summarize(single, load_task("chat"), n_resamples=1000)
     assert merged["overall"] == whole["overall"] and merged["per_language"] == whole["per_language"]
+
+
+def test_items_per_instruction_follow_the_measured_distribution() -> None:
+    import random
+
+    from synthetic import PAIRWISE_PER_INSTRUCTION, group_sizes, pairwise_items, pointwise_items
+
+    sizes = group_sizes(20_000, PAIRWISE_PER_INSTRUCTION, random.Random(0))
+    assert sum(sizes) == 20_000 and min(sizes) == 1
+    # 1 + Poisson(0.37): about 69% singletons, a mean of 1.37 (the held-out multilingual pairs).
+    assert abs(sum(sizes) / len(sizes) - 1.37) < 0.02
+    assert abs(sizes.count(1) / len(sizes) - 0.69) < 0.02
+    assert group_sizes(50, 1.0, random.Random(0)) == [1] * 50  # every source once (translation_da_dev)
+    items = pairwise_items(400)
+    per_instruction = len(items) / len({i.instruction for i in items})
+    assert 1.25 < per_instruction < 1.5
+    assert len({i.instruction for i in pointwise_items(40)}) == 40
