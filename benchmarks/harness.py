@@ -162,10 +162,10 @@ def run(
     usage: dict[str, int] = defaultdict(int)
     by_stage: dict[str, int] = defaultdict(int)
     for r in records:
-        u = r.result["usage"]
+        u = r.result.usage
         for k in ("calls", "cached", "reused", "prompt_tokens", "completion_tokens"):
-            usage[k] += int(u[k])
-        for stage, n in u["by_stage"].items():
+            usage[k] += int(getattr(u, k))
+        for stage, n in u.by_stage.items():
             by_stage[stage] += n
     external = list(getattr(translator, "log", []))
     log = [*engine.log, *external]

@@ -289,3 +289,13 @@ def test_items_per_instruction_follow_the_measured_distribution() -> None:
     per_instruction = len(items) / len({i.instruction for i in items})
     assert 1.25 < per_instruction < 1.5
     assert len({i.instruction for i in pointwise_items(40)}) == 40
+
+
+def test_the_benchmark_harness_runs_a_pipeline_and_its_counts_add_up() -> None:
+    from harness import run as harness_run
+
+    lm, engine = simulated_backbone(**INSTANT)
+    items = shared_instruction_items("de")
+    r = harness_run("ours/2", PairwiseJudge("chat"), items, lm, engine, 2, task="chat")
+    assert r.n == 4 and r.engine_calls == r.usage["calls"] == 42 and r.usage["reused"] == 14
+    assert r.by_stage["VerdictJudgment"] == 8 and set(r.paths) == {i.id for i in items}
