@@ -172,3 +172,22 @@ def test_a_run_counts_the_stages_retry_through_the_other_adapter(tmp_path: Path)
     assert record.status == "unparsed"
     assert record.result.usage.calls == len(engine.calls) == 6 + 2  # the score twice
     assert [c.json_mode for c in engine.calls if c.stage == "score"] == [False, True]
+
+
+def test_a_runs_memo_holds_two_texts_per_stage_whatever_the_run_length(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cejudge_dspy.methods import runtime
+
+    made: list[dspy.Adapter] = []
+
+    def spy(adapter: dspy.Adapter | None) -> dspy.Adapter:
+        made.append(memo_adapter(adapter))
+        return made[-1]
+
+    monkeypatch.setattr(runtime, "memo_adapter", spy)
+    lm, engine = fake_lm()
+    assert run(pairwise_items(10), PairwiseJudge("chat"), lm, tmp_path) == len(engine.calls) == 10 * 12
+    (adapter,) = made
+    # System message and output reminder for each of the five stages (Predict makes no new signatures).
+    assert len(adapter._memo) == 10

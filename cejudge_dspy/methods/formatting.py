@@ -31,12 +31,16 @@ from pydantic.fields import FieldInfo
 from cejudge_dspy.usage import count_lm_call
 
 
-def _fingerprint(signature: type[dspy.Signature]) -> tuple[Any, ...]:
-    """What the memoised texts depend on; compared, never hashed (annotations need not hash)."""
+def _fingerprint(signature: type[dspy.Signature], *, keep: bool = False) -> tuple[Any, ...]:
+    """What the memoised texts depend on: the instructions and each field's name, type and settings;
+    compared, never hashed. `keep`: copy the settings, so a later change in place compares unequal."""
     fields = signature.model_fields
     return (
         signature.__doc__,
-        tuple((n, f.annotation, tuple((f.json_schema_extra or {}).items())) for n, f in fields.items()),
+        [
+            (n, f.annotation, dict(f.json_schema_extra or {}) if keep else f.json_schema_extra or {})
+            for n, f in fields.items()
+        ],
     )
 
 
@@ -64,12 +68,11 @@ class _Memo:
 
     def _remember(self, part: str, signature: type[dspy.Signature], build: Any) -> str:
         memo = self.__dict__.setdefault("_memo", {})
-        fingerprint = _fingerprint(signature)
         hit = memo.get((part, signature))
-        if hit is not None and hit[0] == fingerprint:
+        if hit is not None and hit[0] == _fingerprint(signature):
             return hit[1]
         text = build(signature)
-        memo[part, signature] = (fingerprint, text)
+        memo[part, signature] = (_fingerprint(signature, keep=True), text)
         return text
 
     def format_system_message(self, signature: type[dspy.Signature]) -> str:
