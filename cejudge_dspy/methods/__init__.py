@@ -5,6 +5,7 @@ printed, and no LM is chosen: the caller makes one current with `dspy.context`."
 from cejudge_dspy.methods.cejudge import PairwiseJudge, PointwiseJudge
 from cejudge_dspy.methods.checkeval import CEJudgeCheckEval, CheckEvalJudge, Checklist
 from cejudge_dspy.methods.direct import DirectPairwiseJudge, DirectPointwiseJudge
+from cejudge_dspy.methods.formatting import memo_adapter
 from cejudge_dspy.methods.registry import (
     METHODS,
     build_program,
@@ -43,6 +44,7 @@ __all__ = [
     "keep_history",
     "load_program",
     "manifest_path",
+    "memo_adapter",
     "method_names",
     "program_for_task",
     "program_identity",
