@@ -1,6 +1,7 @@
 """What one LM call costs in CPU, and what each of a judging run's savings is worth (issue 14).
 
-Each variant judges the same pairwise items (PairwiseJudge("chat"), both orders, LLM translation,
+Each variant judges the same pairwise items (PairwiseJudge("chat", judgment="pairwise"): the paper's
+judgment in both orders, LLM translation,
 items per instruction from the real data) through `runner.judge_items` at concurrency 64 on an instant
 simulated backbone (`simulated:0`), in a fresh process, and reports CPU (user + system, all threads) per
 engine call. `shipped` is the code as it is; every other variant undoes one saving, or (marked DSPy)
@@ -121,7 +122,7 @@ def child(variant: str, n: int, out: Path) -> dict[str, Any]:
     simulated.SimulatedEngine.prepare = timed  # type: ignore[method-assign]
     items = pairwise_items(n)
     lm, engine = simulated.simulated_backbone(base_latency=0.0, per_prompt_token=0.0, per_output_token=0.0)
-    program = PairwiseJudge("chat")
+    program = PairwiseJudge("chat", judgment="pairwise")
     around = _patch(variant)
     cpu0 = _cpu()
     with around, dspy.context(lm=lm):

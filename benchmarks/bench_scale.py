@@ -2,7 +2,8 @@
 resuming a finished 5,000-record run, on the latency-simulating backbone (issue 14).
 
 Each cell runs in a fresh Python process (so peak memory is that run's), judging pairwise items with
-`PairwiseJudge("chat")` (both orders, LLM translation) through `runner.judge_items`, items per
+`PairwiseJudge("chat", judgment="pairwise")` (the paper's judgment in both orders, LLM translation, as
+the issue measured it) through `runner.judge_items`, items per
 instruction drawn from the real data's distribution (synthetic.py). CPU is the process's user + system
 time around the run (`resource.getrusage`, DSPy's worker threads included), divided by the engine calls
 the run made; the 1,000-item run goes before and after the 5,000-item one and the two are averaged, and
@@ -53,7 +54,7 @@ def cell(n: int, concurrency: int, ms: float, out: Path) -> dict[str, Any]:
 
     items = pairwise_items(n)
     lm, engine = simulated_backbone(base_latency=ms / 1000, per_prompt_token=0.0, per_output_token=0.0)
-    program = PairwiseJudge("chat")
+    program = PairwiseJudge("chat", judgment="pairwise")
     prepare_run_dir(out, {"task": "chat", "method": "cejudge", "lm": f"simulated:{ms:g}", "orders": "both"})
     base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     block = 1000 if n >= 2000 else max(1, n // 5)
@@ -195,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     small, big, thr = (200, 1000, 256) if args.quick else (1000, 5000, 1024)
     print(
         f"python {platform.python_version()}, dspy {dspy.__version__}, {os.cpu_count()} CPUs, "
-        f"load {_load()}; pairwise, PairwiseJudge both orders, LLM translation, items per instruction ~1.37"
+        f"load {_load()}; pairwise, PairwiseJudge(judgment='pairwise'), both orders, LLM translation, "
+        "items per instruction ~1.37"
     )
     with tempfile.TemporaryDirectory(prefix="cejudge-scale-") as tmp:
         runs = {}

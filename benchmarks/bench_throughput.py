@@ -7,6 +7,10 @@
   ours/2      cejudge_dspy's judge, both orders (pairwise only)
   ours/2+ext  ours/2 with the paper's external translator: like for like with `paper`
               (pointwise: ours/1+ext)
+  ours/grad   cejudge_dspy's default pairwise judge: each response graded on its own, the pairwise
+              judgment in both orders only for pairs the grades do not separate (LLM translation)
+The ours/1, ours/2 and ours/2+ext rows use the paper's judgment (`judgment="pairwise"`), once or in both
+orders, so that their calls compare with the paper's.
 
 Every pipeline runs through `runner.judge_items` at each concurrency on the same synthetic items, whose
 repetition of instructions follows the real data (synthetic.py). The table gives LM calls, tokens and
@@ -56,9 +60,10 @@ PIPELINES: dict[str, dict[str, tuple[str, Factory, bool]]] = {
     "pairwise": {
         "a": ("paper", lambda: PaperPairwise("chat"), True),
         "b": ("seq-llm", lambda: PaperPairwise("chat", translator="llm"), True),
-        "c": ("ours/1", lambda: PairwiseJudge("chat", orders="single"), False),
-        "d": ("ours/2", lambda: PairwiseJudge("chat", orders="both"), False),
-        "e": ("ours/2+ext", lambda: PairwiseJudge("chat", translator=ext()), False),
+        "c": ("ours/1", lambda: PairwiseJudge("chat", orders="single", judgment="pairwise"), False),
+        "d": ("ours/2", lambda: PairwiseJudge("chat", orders="both", judgment="pairwise"), False),
+        "e": ("ours/2+ext", lambda: PairwiseJudge("chat", translator=ext(), judgment="pairwise"), False),
+        "f": ("ours/grad", lambda: PairwiseJudge("chat"), False),
     },
     "pointwise": {
         "a": ("paper", lambda: PaperPointwise("literary"), True),
@@ -163,10 +168,12 @@ def cache_rerun(items: list[Item], model: dict[str, Any], concurrency: int) -> N
         try:
             dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=tmp)
             lm, engine = simulated_backbone(cache=True, **model)
-            first = run("ours/2", PairwiseJudge("chat"), items, lm, engine, concurrency, task="chat")
+            judge = PairwiseJudge("chat", judgment="pairwise")
+            first = run("ours/2", judge, items, lm, engine, concurrency, task="chat")
             # A new Cache object with memory off: what a new process would find (the disk cache only).
             dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=False, disk_cache_dir=tmp)
-            second = run("ours/2", PairwiseJudge("chat"), items, lm, engine, concurrency, task="chat")
+            judge = PairwiseJudge("chat", judgment="pairwise")
+            second = run("ours/2", judge, items, lm, engine, concurrency, task="chat")
         finally:
             dspy.cache = old
     print(
@@ -189,8 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--concurrency", type=lambda s: [int(x) for x in s.split(",")], default=[1, 4, 16, 64])
     p.add_argument(
         "--pipelines",
-        default="abcde",
-        help="subset of a (paper), b (seq-llm), c (ours/1), d (ours/2), e (+ext)",
+        default="abcdef",
+        help="subset of a (paper), b (seq-llm), c (ours/1), d (ours/2), e (+ext), f (ours/grad, pairwise)",
     )
     p.add_argument("--base-ms", type=float, default=50.0, help="latency per call, ms")
     p.add_argument("--prompt-ms", type=float, default=0.02, help="latency per prompt token, ms")

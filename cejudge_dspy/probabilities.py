@@ -33,7 +33,8 @@ from typing import Any, Literal
 
 # The tie band's width around p(A) = 0.5, in probability. 0: a tie only at exactly 0.5, i.e. the
 # debiased preference always picks a side unless the two orders cancel out exactly. To be chosen on
-# dev data (pairwise_en_dev) with `evaluation.calibration.choose_tie_band`; see the README.
+# dev data (pairwise_en_dev) with `cejudge calibrate RUN` (`evaluation.calibration.choose_tie_band`:
+# the band with the best accuracy with ties); see the README.
 DEFAULT_TIE_BAND = 0.0
 TOP_LOGPROBS = 10  # alternatives asked for per generated token
 
@@ -256,6 +257,25 @@ def confidence(p_a: float) -> float:
 def expected_score(distribution: Mapping[str, float]) -> float:
     """The G-Eval score: the scale's levels weighted by their probabilities (which sum to 1)."""
     return sum(float(level) * p for level, p in distribution.items())
+
+
+# A graded judgment's labels and what each is worth; the pairwise verdict compares two responses' values.
+GRADES: tuple[str, ...] = ("yes", "partly", "no")
+GRADE_VALUES: dict[str, float] = {"yes": 1.0, "partly": 0.5, "no": 0.0}
+# The gap between two responses' expected grade values below which the grades do not decide a pair
+# and the pairwise judgment (both orders) breaks the tie. Chosen on the obvious-items benchmark and
+# pairwise_en_dev; see the README's "How a pairwise verdict is reached".
+DEFAULT_GRADE_MARGIN = 0.1
+
+
+def grade_value(distribution: Mapping[str, float]) -> float:
+    """The expected value of a graded judgment: P(yes) + 0.5 P(partly)."""
+    return sum(GRADE_VALUES[label] * p for label, p in distribution.items())
+
+
+def graded_preference(value_a: float, value_b: float) -> float:
+    """p(A) from two responses' grade values in [0, 1]: 0.5 plus half their difference."""
+    return 0.5 + (value_a - value_b) / 2
 
 
 def mean_yes(p_yes: Iterable[float | None]) -> float | None:

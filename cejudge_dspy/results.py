@@ -75,6 +75,26 @@ class OrderResult:
 
 
 @dataclass
+class GradeResult:
+    """One response judged on its own (the graded pairwise judgment): yes / partly / no.
+
+    `value` is the argmax label's worth (1, 0.5, 0); `p_value` the expected worth under the label
+    distribution read at the label's token (None when the backbone gave none or the token was not
+    found: `probability_error` says which). `error` is set, and the label None, when the grade could
+    not be parsed; the pairwise judgment then decides the item.
+    """
+
+    label: Literal["yes", "partly", "no"] | None
+    value: float | None = None
+    p_value: float | None = None
+    distribution: dict[str, float] = field(default_factory=dict)
+    feedback: str = ""
+    probability_error: str | None = None
+    error: str | None = None
+    raw: str | None = None
+
+
+@dataclass
 class JudgeResult:
     mode: Literal["pointwise", "pairwise"]
     status: Status
@@ -103,6 +123,11 @@ class JudgeResult:
     decision: Decision = "argmax"
     argmax: Argmax | None = None
     probabilities: Probabilities | None = None
+    # Graded pairwise judgment: each response ("a", "b") judged on its own; `decided_by` says whether
+    # the grades or the pairwise judgment in `orders` gave the verdict ("grades" / "orders"; "" when
+    # the method has no grades).
+    grades: dict[str, GradeResult] = field(default_factory=dict)
+    decided_by: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -120,6 +145,7 @@ class JudgeResult:
             data["argmax"] = Argmax(**data["argmax"])
         if isinstance(data.get("probabilities"), dict):
             data["probabilities"] = Probabilities(**data["probabilities"])
+        data["grades"] = {k: GradeResult(**g) for k, g in (data.get("grades") or {}).items()}
         return cls(**data)
 
     def under(self, rule: Decision) -> JudgeResult:

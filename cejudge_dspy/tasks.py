@@ -3,6 +3,10 @@
 A declaration names the judging mode, the wording the stages receive as inputs (so no task is
 coded per task), the score scale, where the data lives and how its columns map onto the judge's
 inputs, and the meta-metric. Adding a task means adding a file; `load_task("name")` finds it.
+
+A declaration may `extends = "other"`: it starts from that task's keys and replaces the top-level keys
+it gives (a table such as [scale] or [dataset] is replaced whole). `preset = "paper"` marks it as the
+configuration `--preset paper` uses for the task it extends (`preset_task`).
 """
 
 from __future__ import annotations
@@ -23,6 +27,9 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 Mode = Literal["pointwise", "pairwise"]
+# The concepts prompt CE-Judge's first stage uses: the generic skeleton (1-4 concepts) or, as the paper
+# does for LitEval, the linguistic concepts a translator must watch.
+CONCEPT_PROMPTS = ("skeleton", "linguistic")
 METRICS = ("accuracy", "kendall", "spearman", "pearson")
 # The canonical item fields a dataset mapping may fill; anything else is a typo.
 ITEM_FIELDS = (
@@ -97,12 +104,27 @@ class TaskSpec:
     scale: dict[int, str] = field(default_factory=dict)
     dimensions: tuple[Dimension, ...] = ()
     path: Path | None = None
+    # Pointwise: a response surely written in another language than the item's response language
+    # gets the scale's lowest level without an LLM call (see language_check.py).
+    check_response_language: bool = False
+    # The levels the declaration describes; `scale` also holds the levels between them (see `_scale`).
+    described_levels: tuple[int, ...] = ()
+    concepts: str = "skeleton"
+    extends: str = ""
+    preset: str = ""
 
     @property
     def scale_range(self) -> tuple[int, int]:
         if not self.scale:
             raise TaskError(f"task '{self.name}' declares no [scale]; it is not a pointwise task")
         return min(self.scale), max(self.scale)
+
+
+def _flag(data: dict[str, Any], key: str, where: str) -> bool:
+    value = data.get(key, False)
+    if not isinstance(value, bool):
+        raise TaskError(f"{where}: '{key}' must be true or false, got {value!r}")
+    return value
 
 
 def _require(data: dict[str, Any], key: str, kind: type, where: str) -> Any:
@@ -187,7 +209,13 @@ def _dataset(data: dict[str, Any], where: str) -> DatasetSpec:
     return DatasetSpec(fields=dict(fields_), constants={k: str(v) for k, v in constants.items()}, **raw)
 
 
-def _scale(data: dict[str, Any], where: str) -> dict[int, str]:
+def _scale(data: dict[str, Any], where: str) -> tuple[dict[int, str], tuple[int, ...]]:
+    """Every level of the scale with its description, and the levels the declaration describes.
+
+    Without `scale_range` every level from the lowest to the highest must be described (a missing one is
+    a typo). With `scale_range = [LOW, HIGH]` the declaration may describe a subset that includes both
+    ends (LitEval's rubric describes 1, 3, 5 and 7 of a 1-7 scale); a level it leaves out is any whole
+    number between, and the judge reads it as lying between its described neighbours."""
     scale: dict[int, str] = {}
     for key, value in _table(data, "scale", where).items():
         if not str(key).strip().lstrip("-").isdigit():
@@ -195,7 +223,49 @@ def _scale(data: dict[str, Any], where: str) -> dict[int, str]:
         if not isinstance(value, str) or not value.strip():
             raise TaskError(f"{where}: [scale] {key} must be a description (text), got {value!r}")
         scale[int(key)] = value
-    return scale
+    described = tuple(sorted(scale))
+    bounds = data.get("scale_range")
+    if bounds is None:
+        if scale and list(described) != list(range(min(scale), max(scale) + 1)):
+            raise TaskError(
+                f"{where}: [scale] must describe every level from {min(scale)} to {max(scale)}, "
+                "or declare scale_range = [LOW, HIGH] to describe only some of them"
+            )
+        return scale, described
+    if not (
+        isinstance(bounds, list)
+        and len(bounds) == 2
+        and all(isinstance(b, int) and not isinstance(b, bool) for b in bounds)
+        and bounds[0] < bounds[1]
+    ):
+        raise TaskError(
+            f"{where}: scale_range must be [LOW, HIGH], whole numbers with LOW < HIGH, got {bounds!r}"
+        )
+    low, high = bounds
+    if not scale or described[0] != low or described[-1] != high:
+        raise TaskError(f"{where}: [scale] must describe both ends of scale_range, {low} and {high}")
+    full = {}
+    for level in range(low, high + 1):
+        below = max(d for d in described if d <= level)
+        above = min(d for d in described if d >= level)
+        full[level] = (
+            scale[level] if level in scale else f"Not described: between levels {below} and {above}."
+        )
+    return full, described
+
+
+def _choice(data: dict[str, Any], key: str, choices: tuple[str, ...], where: str) -> str:
+    value = data.get(key, choices[0])
+    if value not in choices:
+        raise TaskError(f"{where}: '{key}' must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
+def _text(data: dict[str, Any], key: str, where: str) -> str:
+    value = data.get(key, "")
+    if not isinstance(value, str):
+        raise TaskError(f"{where}: '{key}' must be str, got {type(value).__name__}")
+    return value.strip()
 
 
 def parse_task(data: dict[str, Any], path: Path | None = None) -> TaskSpec:
@@ -223,11 +293,9 @@ def _parse_task(data: dict[str, Any], path: Path | None, where: str) -> TaskSpec
         if not isinstance(data.get(key, ""), str):
             raise TaskError(f"{where}: '{key}' must be str, got {type(data[key]).__name__}")
     dataset = _dataset(data, where)
-    scale = _scale(data, where)
+    scale, described = _scale(data, where)
     if mode == "pointwise" and not scale and not data.get("dimensions"):
         raise TaskError(f"{where}: a pointwise task needs a [scale] with one description per level")
-    if scale and sorted(scale) != list(range(min(scale), max(scale) + 1)):
-        raise TaskError(f"{where}: [scale] must describe every level from {min(scale)} to {max(scale)}")
     dimensions = data.get("dimensions", [])
     if not isinstance(dimensions, list) or not all(isinstance(d, dict) for d in dimensions):
         raise TaskError(f"{where}: dimensions must be [[dimensions]] tables")
@@ -243,7 +311,40 @@ def _parse_task(data: dict[str, Any], path: Path | None, where: str) -> TaskSpec
         scale=scale,
         dimensions=_parse_dimensions(dimensions, where),
         path=path,
+        check_response_language=_flag(data, "check_response_language", where),
+        described_levels=described,
+        concepts=_choice(data, "concepts", CONCEPT_PROMPTS, where),
+        extends=_text(data, "extends", where),
+        preset=_text(data, "preset", where),
     )
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise TaskError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise TaskError(f"{path}: not valid TOML: {exc}") from None
+
+
+def _inherit(
+    data: dict[str, Any], path: Path, raw: dict[str, tuple[Path, dict[str, Any]]], seen: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """`data` over the keys of the task it `extends` (recursively); see the module docstring."""
+    base_name = data.get("extends")
+    if base_name is None:
+        return data
+    if not isinstance(base_name, str) or base_name not in raw:
+        raise TaskError(
+            f"{path}: extends = {base_name!r} names no readable declaration; "
+            f"declared: {', '.join(sorted(raw))}"
+        )
+    chain = (*seen, str(data.get("name")))
+    if base_name in chain:
+        raise TaskError(f"{path}: extends forms a cycle ({' -> '.join((*chain, base_name))})")
+    base_path, base = raw[base_name]
+    return {**_inherit(base, base_path, raw, chain), **data}
 
 
 @cache
@@ -251,15 +352,19 @@ def _registry(directory: Path) -> tuple[dict[str, TaskSpec], dict[Path, TaskErro
     """Valid tasks by name, and each unreadable declaration's error: one broken file hides no other."""
     tasks: dict[str, TaskSpec] = {}
     broken: dict[Path, TaskError] = {}
+    files: dict[Path, dict[str, Any]] = {}
     for path in sorted(directory.glob("*.toml")):
         try:
-            try:
-                data = tomllib.loads(path.read_bytes().decode("utf-8"))
-            except UnicodeDecodeError as exc:
-                raise TaskError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
-            except tomllib.TOMLDecodeError as exc:
-                raise TaskError(f"{path}: not valid TOML: {exc}") from None
-            spec = parse_task(data, path)
+            files[path] = _read(path)
+        except TaskError as exc:
+            broken[path] = exc
+    by_name: dict[str, tuple[Path, dict[str, Any]]] = {}
+    for path, data in files.items():
+        if isinstance(data.get("name"), str):
+            by_name.setdefault(data["name"], (path, data))
+    for path, data in files.items():
+        try:
+            spec = parse_task(_inherit(data, path, by_name), path)
             if spec.name in tasks:
                 raise TaskError(f"{path}: task '{spec.name}' is also declared in {tasks[spec.name].path}")
         except TaskError as exc:
@@ -267,6 +372,15 @@ def _registry(directory: Path) -> tuple[dict[str, TaskSpec], dict[Path, TaskErro
             continue
         tasks[spec.name] = spec
     return tasks, broken
+
+
+def preset_task(name: str, preset: str) -> TaskSpec | None:
+    """The declaration `--preset PRESET` judges task `name` with: the task itself when it is declared for
+    that preset, else the one that extends it with `preset = PRESET`, else None."""
+    tasks = available_tasks()
+    if name in tasks and tasks[name].preset == preset:
+        return tasks[name]
+    return next((t for t in tasks.values() if t.extends == name and t.preset == preset), None)
 
 
 def available_tasks() -> dict[str, TaskSpec]:

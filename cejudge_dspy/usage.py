@@ -251,6 +251,13 @@ def collecting(usage: Usage, expected_calls: int = 0) -> Iterator[Usage]:
         _current.reset(token)
 
 
+def expect_more_calls(n: int) -> None:
+    """The item in progress needs `n` more LM calls than it announced (e.g. a tie-breaker judgment)."""
+    tracker = _tracker.get()
+    if tracker is not None:
+        tracker.expected += n
+
+
 def note_reused(stage: str) -> None:
     usage = _current.get()
     if usage is not None:

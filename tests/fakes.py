@@ -51,6 +51,8 @@ def _stage_of(system: str) -> str:
         return "score"
     if "verdict" in outputs:
         return "verdict"
+    if "fulfils" in outputs:
+        return "grade"
     for output, stage in CHECKEVAL_STAGES.items():
         if output in outputs:
             return stage
@@ -66,6 +68,8 @@ def default_rules() -> dict[str, Rule]:
         "checklist_i2r": lambda i: {"checklist": [f"i2r about {i['instruction'][:30]}?"]},
         "score": lambda i: {"answers": ["q -> fine"], "feedback": "fb", "score": 5},
         "verdict": lambda i: {"answers": ["q -> a"], "feedback": "fb", "verdict": "A"},
+        # Equal grades leave every pair to the pairwise judgment, as before grades existed.
+        "grade": lambda i: {"fulfils": "yes", "feedback": "fb"},
     }
 
 

@@ -233,8 +233,14 @@ class FakeLlama:
         self.calls: list[dict[str, Any]] = []
         FakeLlama.instances.append(self)
 
+    def eval(self, tokens: Any) -> None:
+        """As llama.cpp's generate does: the unread prompt at once, then one call per generated token."""
+
     def create_chat_completion(self, **kwargs: Any) -> dict[str, Any]:
         self.calls.append(kwargs)
+        self.eval([0] * (11 - 4 * (len(self.calls) > 1)))  # from the second call on, 4 tokens reused
+        for _ in range(7):
+            self.eval([0])
         if sum(len(m["content"]) for m in kwargs["messages"]) > 100_000:
             raise ValueError("Requested tokens (40000) exceed context window of 8192")
         message = {"role": "assistant", "content": self.answer}
@@ -263,6 +269,16 @@ def fake_lm(tmp_path: Path) -> dspy.LM:
     engine = LlamaCppEngine(fake_gguf(tmp_path / "m.gguf"), llama_factory=FakeLlama, n_threads=2)
     pair = {"engine": engine, "async_engine": AsyncLlamaCppEngine(engine)}
     return dspy.LM("llamacpp-local/fake", **pair, temperature=0.0, seed=42, max_tokens=256, cache=False)
+
+
+def test_the_call_log_records_prompt_tokens_evaluated_inside_the_lock(fake_lm: dspy.LM) -> None:
+    engine = fake_lm._engine_spec
+    engine.call_log = []
+    with dspy.context(lm=fake_lm, adapter=dspy.JSONAdapter()):
+        dspy.Predict(Verdict)(question="Which is better?")
+        dspy.Predict(Verdict)(question="Which is worse?")
+    assert [(c["prompt"], c["evaluated"], c["output"]) for c in engine.call_log] == [(11, 11, 7), (11, 7, 7)]
+    assert all(c["seconds"] >= 0 and "verdict" in c["system"] for c in engine.call_log)
 
 
 def test_json_adapter_schema_becomes_llama_json_object_schema(fake_lm: dspy.LM) -> None:

@@ -22,7 +22,6 @@ from cejudge_dspy.evaluation.runner import Record
 from cejudge_dspy.items import Item
 from cejudge_dspy.methods import build_program, method_names
 from cejudge_dspy.methods.checkeval import (
-    CEJudgeCheckEval,
     CheckEvalJudge,
     Checklist,
     Question,
@@ -151,8 +150,22 @@ def test_augmentation_and_filtering_keep_and_drop_the_right_questions() -> None:
     # Both augmentations start from the seeds alone.
     assert all("varied" not in json.dumps(c.inputs) for c in engine.stage_calls("elaborate"))
     assert checklist.augmented and checklist.built_with == "fake/judge" and checklist.failures == {}
-    # duplicates: order 2 (the exact repeat, "connected"), unity 1, grammar 1; yes_means_worse: 1 each.
-    assert checklist.counts()["dropped:duplicate"] == 4
+    # Redundancy spans the dimension: "is the ORDER logical" repeats a seed of "order", so under "unity"
+    # (same dimension) it is an exact repeat too, dropped without a call; under fluency it is reviewed.
+    assert _by_text(checklist, "unity")["is the ORDER logical"].drop_reason == "duplicate"
+    assert _by_text(checklist, "grammar")["is the ORDER logical"].kept
+    (unity_filter,) = [c for c in engine.stage_calls("filter") if c.inputs["subdimension"] == "unity"]
+    assert "is the ORDER logical" not in _questions(unity_filter.inputs, "candidates")
+    # The unity filter sees every seed of coherence and what "order" kept before it.
+    assert _questions(unity_filter.inputs, "accepted") == [
+        "Is the order logical?",
+        "Do the sentences connect?",
+        "Is it about one topic?",
+        "Is the order varied?",
+        "Is the first order step clear?",
+    ]
+    # duplicates: order 2 (the exact repeat, "connected"), unity 2 (likewise), grammar 1; worse: 1 each.
+    assert checklist.counts()["dropped:duplicate"] == 5
     assert checklist.counts()["dropped:yes_means_worse"] == 3
 
 
@@ -169,21 +182,60 @@ def test_no_augmentation_uses_the_seeds_without_any_call() -> None:
     ]
 
 
-def test_failed_filter_keeps_seeds_and_drops_unreviewed_questions() -> None:
-    rules = {**_augment_rules(), "filter": lambda i: {"decisions": ["keep"]}}  # too few decisions
+def test_the_filter_judges_redundancy_across_sub_dimensions() -> None:
+    def filter_(i: dict[str, str]) -> dict[str, Any]:
+        # "Is the unity varied?" asks what "Is the order varied?" (kept for "order") asks, in other words.
+        accepted = _questions(i, "accepted")
+        return {
+            "decisions": [
+                "duplicate" if c.replace(i["subdimension"], "order") in accepted else "keep"
+                for c in _questions(i, "candidates")
+            ]
+        }
+
+    lm, _ = fake_lm({**_augment_rules(), "filter": filter_})
+    with dspy.context(lm=lm):
+        checklist = build_checklist(SPEC)
+    assert _by_text(checklist, "order")["Is the order varied?"].kept
+    assert _by_text(checklist, "unity")["Is the unity varied?"].drop_reason == "duplicate"
+    # Another dimension is not compared: fluency's own "varied" question stays.
+    assert _by_text(checklist, "grammar")["Is the grammar varied?"].kept
+
+
+def test_failed_filter_call_is_retried_one_candidate_per_call_and_recorded() -> None:
+    # One decision whatever the candidates: wrong for a list, right for a list of one.
+    rules = {**_augment_rules(), "filter": lambda i: {"decisions": ["keep"]}}
     lm, engine = fake_lm(rules)
     with dspy.context(lm=lm):
         checklist = build_checklist(SPEC)
-    generated = [q for q in checklist.questions if q.origin != "seed"]
-    assert generated and not any(q.kept for q in generated)
-    assert {q.drop_reason for q in generated} == {"filter_failed", "duplicate"}
     assert set(checklist.failures) == {
         "coherence/order Filter",
         "coherence/unity Filter",
         "fluency/grammar Filter",
     }
-    assert "decisions for" in checklist.failures["coherence/order Filter"]
-    assert len(engine.stage_calls("filter")) == 6  # one retry each through the other adapter
+    order = checklist.failures["coherence/order Filter"]
+    assert order.startswith("invalid output (1 decisions for 5 candidates)")
+    assert order.endswith("retried one candidate per call: 5 of 5 reviewed")
+    # Nothing went unreviewed: every candidate got its own decision ("keep" from this filter).
+    assert not any(q.drop_reason == "filter_failed" for q in checklist.questions)
+    assert _by_text(checklist, "order")["Does the text contain errors?"].kept
+    # The retry of "unity" saw what "order" kept, so its repeats of those were dropped before any call:
+    # unity sends its two new questions, grammar all six of its own.
+    singles = [c for c in engine.stage_calls("filter") if len(_questions(c.inputs, "candidates")) == 1]
+    assert len(singles) == 5 + 2 + 6
+    assert checklist.failures["coherence/unity Filter"].endswith("2 of 2 reviewed")
+
+
+def test_filter_failing_even_one_at_a_time_reports_every_unreviewed_question() -> None:
+    lm, _ = fake_lm({**_augment_rules(), "filter": lambda i: "not a decision list"})
+    with dspy.context(lm=lm):
+        checklist = build_checklist(SPEC)
+    generated = [q for q in checklist.questions if q.origin != "seed"]
+    # No candidate vanishes: each is in the file, left out with its reason until a person keeps it.
+    assert len(generated) == 18 and not any(q.kept for q in generated)
+    assert {q.drop_reason for q in generated} == {"filter_failed", "duplicate"}
+    assert "5 left unreviewed (filter_failed; last: " in checklist.failures["coherence/order Filter"]
+    assert checklist.counts()["dropped:filter_failed"] == 5 + 5 + 6
 
 
 def test_failed_augmentation_is_recorded_and_the_rest_is_kept() -> None:
@@ -232,7 +284,7 @@ def test_default_path_and_the_registry_pick_up_a_saved_checklist(
         build_checklist(SPEC).save()
     assert (tmp_path / "toy.json").is_file()
     assert build_program(SPEC, "checkeval").checklist.augmented is True
-    assert {"checkeval", "cejudge-checkeval"} <= set(method_names())
+    assert "checkeval" in method_names()
 
 
 # -- answers and scores ----------------------------------------------------------------------------
@@ -377,24 +429,11 @@ def test_judge_refuses_a_checklist_of_another_task() -> None:
         CheckEvalJudge(parse_task({**TOY, "name": "other"}), checklist=Checklist.from_seeds(SPEC))
 
 
-def test_hybrid_answers_the_cejudge_checklist_yes_no() -> None:
-    lm, engine = fake_lm(
-        {"answer": lambda i: {"answers": ["yes" if "r2i" in q else "no" for q in _questions(i)]}}
-    )
-    program = build_program("literary", "cejudge-checkeval")
-    assert isinstance(program, CEJudgeCheckEval)
-    with dspy.context(lm=lm):
-        result = program(**ITEM).result
-    # One r2i question answered yes, one i2r question answered no: 1 of 2.
-    assert result.ok and result.method == "cejudge-checkeval" and result.score == 0.5
-    assert result.details["direction_scores"] == {
-        "response_to_instruction": 1.0,
-        "instruction_to_response": 0.0,
-    }
-    assert len(engine.stage_calls("answer")) == 2 and engine.stage_calls("score") == []
-    assert result.checklists["response"][0].startswith("r2i about")
-    with pytest.raises(TaskError, match="pairwise"):
-        build_program("chat", "cejudge-checkeval")
+def test_the_hybrid_method_is_gone() -> None:
+    # It answered CE-Judge's open questions yes/no although a Yes there need not mean better.
+    assert "cejudge-checkeval" not in method_names()
+    with pytest.raises(TaskError, match="unknown method 'cejudge-checkeval'"):
+        build_program("literary", "cejudge-checkeval")
 
 
 # -- correlation and agreement ---------------------------------------------------------------------

@@ -45,7 +45,7 @@ def test_judge_pairwise_prints_json(fake_backbone: object, capsys: pytest.Captur
     )
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["verdict"] == "tie" and out["consistent"] is False
-    assert out["usage"]["calls"] == 9 and set(out["checklists"]) == {"a", "b"}
+    assert out["usage"]["calls"] == 11 and set(out["checklists"]) == {"a", "b"}  # 2 grades, 2 orders
 
 
 def test_judge_pointwise_panel_and_file_input(

@@ -128,6 +128,7 @@ def test_run_table_counts_add_up_to_the_items_judged() -> None:
         "en",
         "1.000",
         "n < 5",
+        "0.667",  # strict: the unparsed item counts as wrong, 2 right of 3
         "6",
         "2",
         "1",
@@ -170,3 +171,29 @@ def test_a_probability_verdict_says_when_the_orders_disagree() -> None:
     assert "both presentation orders picked it" not in shown
     tie = replace(result, verdict="tie", probabilities=replace(result.probabilities, p_a=0.5, verdict="tie"))
     assert "p(A) 0.500 lies inside the tie band" in text(verdict_panel(tie, CHAT, item=ITEM))
+
+
+def test_a_graded_verdict_shows_each_grade_and_says_no_order_was_shown() -> None:
+    from cejudge_dspy.results import Argmax, GradeResult, Probabilities
+
+    result = JudgeResult(
+        mode="pairwise",
+        status="ok",
+        verdict="A",
+        feedback="Response A: yes. Paris. Response B: no. London is not.",
+        checklists={"a": [QA], "b": [QB]},
+        grades={
+            "a": GradeResult(label="yes", value=1.0, p_value=0.9),
+            "b": GradeResult(label="no", value=0.0, p_value=0.1),
+        },
+        decided_by={"argmax": "grades", "probability": "grades"},
+        decision="probability",
+        argmax=Argmax(verdict="A"),
+        probabilities=Probabilities(status="ok", p_a=0.9, confidence=0.9, tie_band=0.0, verdict="A"),
+    )
+    shown = text(verdict_panel(result, CHAT, item=ITEM))
+    assert 'Verdict: A ("Paris") is better: the two responses were graded on their own' in shown
+    assert 'A ("Paris") graded alone: yes, expected grade 0.90' in shown
+    assert 'B ("London") graded alone: no, expected grade 0.10' in shown
+    assert "p(A) 0.900 = 0.5 + (expected grade A - B) / 2" in shown and "shown first" not in shown
+    assert "Feedback (each response graded on its own)" in shown

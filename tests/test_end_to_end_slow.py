@@ -1,4 +1,4 @@
-"""CE-Judge end to end on the real embedded model: one pairwise and one pointwise item.
+"""CE-Judge end to end on the real embedded model: four obvious pairwise items and one pointwise item.
 
 Slow (a minute or two each on 2 CPU cores). In CI (CI=true) a missing embedded backbone is a failure,
 not a skip: CI installs the `embedded` extra, so its absence means the install step broke.
@@ -7,7 +7,9 @@ not a skip: CI installs the `embedded` extra, so its absence means the install s
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -31,24 +33,37 @@ def embedded_available() -> None:
         pytest.skip(reason)
 
 
-def test_pairwise_judgment_on_the_embedded_model() -> None:
+OBVIOUS = Path(__file__).resolve().parents[1] / "benchmarks" / "obvious" / "pairwise.jsonl"
+# Four obvious pairs in two languages (benchmarks/obvious/): a translation, an off-topic answer, a refusal.
+FOUR = ("obvious/en/translation-1", "obvious/en/on-topic-1", "obvious/de/on-topic-1", "obvious/de/refusal-1")
+
+
+def _obvious(item_id: str) -> dict[str, str]:
+    rows = [json.loads(line) for line in OBVIOUS.read_text(encoding="utf-8").splitlines()]
+    return next(r for r in rows if r["id"] == item_id)
+
+
+@pytest.mark.parametrize("item_id", FOUR)
+def test_obvious_pairs_are_judged_right_in_both_orders(item_id: str) -> None:
+    """The quality floor of the default configuration: the right response wins whichever is shown first.
+
+    A pair the grades decide was never shown as a pair, so its verdict holds in both orders; a pair the
+    pairwise judgment decided must be right in each order it was shown in."""
+    row = _obvious(item_id)
     with use_backbone("embedded", cache=False):
         pred = PairwiseJudge("chat")(
-            instruction="Was ist die Hauptstadt von Frankreich? Antworte mit einem Wort.",
-            response_a="Paris",
-            response_b="Berlin",
-            language="de",
+            instruction=row["prompt"],
+            response_a=row["response_a"],
+            response_b=row["response_b"],
+            language=row["language"],
         )
     result = pred.result
-    assert len(result.orders) == 2 and result.checklists["a"] and result.checklists["b"]
-    if result.status == "ok":
-        assert result.verdict in ("A", "B", "tie")
-    else:  # a 1.5B model may still write an unparsable judgment: it must be recorded, never guessed
-        assert result.verdict is None and result.error_stage == "VerdictJudgment" and "order" in result.error
-        assert any(o.verdict for o in result.orders) or all(o.error for o in result.orders)
-    assert "instruction" in result.translations  # the German question was translated for the checklists
-    # 3 concepts + 3 translations + 4 checklists + 2 judgments, plus any format retries.
-    assert result.usage.calls >= 12 and result.usage.prompt_tokens > 0
+    assert result.status == "ok", result.error
+    assert set(result.grades) == {"a", "b"} and result.checklists["a"] and result.checklists["b"]
+    assert result.verdict == row["label"], (result.grades, result.probabilities)
+    assert all(o.verdict == row["label"] for o in result.orders), result.orders
+    # 3 concepts, translations of non-English texts, 4 checklists, 2 grades (+2 verdicts if the grades tie).
+    assert result.usage.calls >= 9 and result.usage.prompt_tokens > 0
 
 
 def test_pointwise_judgment_on_the_embedded_model() -> None:

@@ -148,17 +148,16 @@ class OwnAdapter(dspy.ChatAdapter):
 )
 def test_a_run_counts_every_lm_call_once(tmp_path: Path, context: dict[str, Any]) -> None:
     lm, engine = fake_lm()
-    assert (
-        run(pairwise_items(4), PairwiseJudge("chat"), lm, tmp_path, **context) == len(engine.calls) == 4 * 12
-    )
+    counted = run(pairwise_items(4), PairwiseJudge("chat"), lm, tmp_path, **context)
+    assert counted == len(engine.calls) and {c.stage for c in engine.calls} >= {"concepts", "verdict"}
 
 
 def test_a_run_counts_chatadapters_json_fallback(tmp_path: Path) -> None:
     # The judgment never parses: ChatAdapter falls back to JSON, a second call, per order.
     lm, engine = fake_lm({"verdict": lambda i: "I cannot decide."})
-    assert (
-        run(pairwise_items(2), PairwiseJudge("chat"), lm, tmp_path) == len(engine.calls) == 2 * (10 + 2 * 2)
-    )
+    assert run(pairwise_items(2), PairwiseJudge("chat"), lm, tmp_path) == len(engine.calls)
+    verdicts = [c.json_mode for c in engine.calls if c.stage == "verdict"]
+    assert len(verdicts) == 2 * 2 * 2 and sum(verdicts) == 4  # 2 items, 2 orders, ChatAdapter then JSON
 
 
 def test_a_run_counts_the_stages_retry_through_the_other_adapter(tmp_path: Path) -> None:
@@ -187,7 +186,9 @@ def test_a_runs_memo_holds_two_texts_per_stage_whatever_the_run_length(
 
     monkeypatch.setattr(runtime, "memo_adapter", spy)
     lm, engine = fake_lm()
-    assert run(pairwise_items(10), PairwiseJudge("chat"), lm, tmp_path) == len(engine.calls) == 10 * 12
+    program = PairwiseJudge("chat")
+    assert run(pairwise_items(10), program, lm, tmp_path) == len(engine.calls) > 10
     (adapter,) = made
-    # System message and output reminder for each of the five stages (Predict makes no new signatures).
-    assert len(adapter._memo) == 10
+    # System message and output reminder for each stage's signature (Predict makes no new signatures).
+    signatures = {p.signature for _, p in program.named_predictors()}
+    assert len(adapter._memo) == 2 * len(signatures) and len(signatures) >= 5

@@ -57,7 +57,7 @@ def test_pointwise_flow_translates_for_checklists_but_judges_originals() -> None
 def test_pairwise_both_orders_share_checklists_and_instruction_work() -> None:
     lm, engine = fake_lm()
     pred = run(
-        PairwiseJudge("chat"),
+        PairwiseJudge("chat", judgment="pairwise"),
         lm,
         instruction="Wie spät ist es?",
         response_a="Drei Uhr.",
@@ -106,7 +106,11 @@ def test_pairwise_consistent_verdict_is_mapped_back_from_swapped_order() -> None
 def test_single_order_reproduces_the_paper_and_english_is_never_translated() -> None:
     lm, engine = fake_lm()
     pred = run(
-        PairwiseJudge("reasoning", orders="single"), lm, instruction="2+2?", response_a="4", response_b="5"
+        PairwiseJudge("reasoning", orders="single", judgment="pairwise"),
+        lm,
+        instruction="2+2?",
+        response_a="4",
+        response_b="5",
     )
     assert pred.verdict == "A" and pred.consistent is None
     assert engine.stage_calls("translate") == [] and pred.translations == {}

@@ -126,7 +126,8 @@ def test_calibration_by_hand() -> None:
     assert [r["n"] for r in table] == [0, 1, 1, 1, 1]
     assert table[3]["accuracy"] == 0.0 and table[3]["confidence"] == pytest.approx(0.8)
     chosen = choose_tie_band([0.52, 0.9, 0.1], ["B", "A", "B"], candidates=(0.0, 0.1))
-    assert chosen["tie_band"] == 0.0 and chosen["accuracy"][0.1] == pytest.approx(2 / 3)
+    # No gold tie: a band can only turn answers into (wrong) ties, so the narrowest wins the draw.
+    assert chosen["tie_band"] == 0.0 and chosen["candidates"][1]["accuracy_with_ties"] == pytest.approx(2 / 3)
 
 
 def verdict_probs(first: float):
@@ -154,7 +155,9 @@ def test_pairwise_judge_debiases_over_both_orders() -> None:
 
     engine.logprobs = logprobs
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        result = PairwiseJudge("chat")(instruction="q", response_a="one", response_b="two").result
+        result = PairwiseJudge("chat", judgment="pairwise")(
+            instruction="q", response_a="one", response_b="two"
+        ).result
     assert set(engine.asked_logprobs) == {"verdict"}  # only the judgment asks
     assert result.argmax.verdict == "tie"  # both orders said "A": disagreeing orders
     assert [o.p_first for o in result.orders] == pytest.approx([0.75, 0.6])
@@ -164,7 +167,9 @@ def test_pairwise_judge_debiases_over_both_orders() -> None:
     back = JudgeResult.from_dict(result.to_dict())
     assert back.probabilities == result.probabilities and back.argmax == result.argmax
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        argmax = PairwiseJudge("chat", decision="argmax")(instruction="q", response_a="one", response_b="two")
+        argmax = PairwiseJudge("chat", decision="argmax", judgment="pairwise")(
+            instruction="q", response_a="one", response_b="two"
+        )
     assert argmax.result.verdict == "tie" and argmax.result.under("probability").verdict == "A"
 
 
@@ -203,7 +208,7 @@ def test_backbone_that_refuses_logprobs_is_asked_once(caplog: pytest.LogCaptureF
     lm, engine = fake_lm(refuse_logprobs=True)
     with caplog.at_level(logging.WARNING, logger="cejudge_dspy"), dspy.context(lm=lm):
         for _ in range(2):
-            result = PairwiseJudge("chat", orders="single")(
+            result = PairwiseJudge("chat", orders="single", judgment="pairwise")(
                 instruction="q", response_a="x", response_b="y"
             ).result
     assert engine.asked_logprobs == ["verdict"]
@@ -237,7 +242,7 @@ def test_old_records_read_as_argmax() -> None:
 def test_llama_logits_processor_records_top_k_per_generated_token() -> None:
     import numpy as np
 
-    from cejudge_dspy.backbones.llama_engine import TopLogprobs
+    from cejudge_dspy.backbones.top_logprobs import TopLogprobs
 
     rec = TopLogprobs(2)
     logits = np.log(np.array([0.1, 0.2, 0.3, 0.4], dtype=np.float32))

@@ -27,9 +27,11 @@ PAIR = {"instruction": "Name a prime.", "response_a": "9", "response_b": "7"}
 
 @pytest.mark.parametrize(
     ("language", "orders", "calls"),
-    [("en", "both", 9), ("de", "both", 12), ("en", "single", 8), ("de", "single", 11)],
+    [("en", "both", 11), ("de", "both", 14), ("en", "single", 10), ("de", "single", 13)],
 )
 def test_pairwise_progress_reaches_the_expected_total(language: str, orders: str, calls: int) -> None:
+    """The fake grades both responses alike, so the pairwise judgment breaks the tie: the calls it adds
+    are announced when the grades are in, and the count still ends at the total."""
     events, pred = judged(PairwiseJudge("chat", orders=orders), **PAIR, language=language)
     done = [e for e in events if e.event == "done"]
     assert pred.usage.calls == calls
@@ -37,6 +39,18 @@ def test_pairwise_progress_reaches_the_expected_total(language: str, orders: str
     assert done[-1].calls_expected == calls and done[-1].running == ()
     assert all(e.calls_done <= e.calls_expected for e in events)
     assert len([e for e in events if e.event == "start"]) == calls
+
+
+def test_grades_that_separate_need_no_pairwise_judgment_and_the_count_says_so() -> None:
+    rules = {"grade": lambda i: {"fulfils": "yes" if i["response"] == "7" else "no", "feedback": "fb"}}
+    lm, _ = fake_lm(rules)
+    events: list[StageProgress] = []
+    with dspy.context(lm=lm), on_progress(events.append):
+        pred = PairwiseJudge("chat")(**PAIR, language="en")
+    done = [e for e in events if e.event == "done"]
+    assert pred.verdict == "B" and pred.orders == [] and pred.decided_by["argmax"] == "grades"
+    assert pred.usage.calls == 9 and done[-1].calls_done == done[-1].calls_expected == 9
+    assert "VerdictJudgment" not in {e.stage for e in events}
 
 
 def test_events_name_the_stage_and_what_it_works_on() -> None:
@@ -52,6 +66,8 @@ def test_events_name_the_stage_and_what_it_works_on() -> None:
         "checklist instruction→response (B)",
         "verdict (A shown first)",
         "verdict (B shown first)",
+        "grade (A)",
+        "grade (B)",
     } <= steps
     stages = {e.stage for e in events}
     assert stages == {
@@ -59,10 +75,11 @@ def test_events_name_the_stage_and_what_it_works_on() -> None:
         "Translate",
         "ChecklistFromResponse",
         "ChecklistFromInstruction",
+        "GradeJudgment",
         "VerdictJudgment",
     }
     last = [e for e in events if e.event == "done"][-1]
-    assert last.describe().startswith(f"{last.step} · 12/12 calls · 0:0")
+    assert last.describe().startswith(f"{last.step} · 14/14 calls · 0:0")
 
 
 def test_shared_work_from_an_earlier_item_lowers_the_expectation() -> None:
@@ -75,7 +92,7 @@ def test_shared_work_from_an_earlier_item_lowers_the_expectation() -> None:
         with on_progress(events.append):
             pred = judge(instruction=PAIR["instruction"], response_a="11", response_b="4", language="en")
     done = [e for e in events if e.event == "done"]
-    assert pred.usage.calls == 8 and done[-1].calls_done == done[-1].calls_expected == 8
+    assert pred.usage.calls == 10 and done[-1].calls_done == done[-1].calls_expected == 10
 
 
 @pytest.mark.parametrize(
@@ -116,7 +133,7 @@ def test_progress_is_logged_at_info_without_a_callback(caplog: pytest.LogCapture
     with caplog.at_level(logging.INFO, logger="cejudge_dspy"), dspy.context(lm=lm):
         PairwiseJudge("chat")(**PAIR, language="en")
     lines = [r.getMessage() for r in caplog.records if r.name == "cejudge_dspy.progress"]
-    assert len(lines) == 9 and lines[-1].startswith("verdict (") and " · 9/9 calls · " in lines[-1]
+    assert len(lines) == 11 and lines[-1].startswith("verdict (") and " · 11/11 calls · " in lines[-1]
 
 
 def test_a_failing_callback_does_not_lose_the_judgment() -> None:

@@ -23,9 +23,10 @@ def test_python_quickstart_runs(monkeypatch: pytest.MonkeyPatch, capsys: pytest.
     exec(compile(code.group(1), "README quickstart", "exec"), {})
     out = capsys.readouterr().out
     assert "tie False" in out and "5 ok" in out  # the fake says "A" in both orders; scores 5
+    # The fake grades both responses "yes", so the pairwise judgment breaks the tie: 9 + 2 calls.
     assert (
-        "verdict (B shown first) · 9/9 calls · 0:0" in out
-        or "verdict (A shown first) · 9/9 calls · 0:0" in out
+        "verdict (B shown first) · 11/11 calls · 0:0" in out
+        or "verdict (A shown first) · 11/11 calls · 0:0" in out
     )
     assert engine.calls
 

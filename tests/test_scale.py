@@ -53,7 +53,7 @@ def run(program: dspy.Module, lm: dspy.LM, out: Path, n: int) -> None:
 
 def test_a_judging_run_keeps_no_dspy_history(tmp_path: Path) -> None:
     lm, engine = simulated_backbone(**INSTANT)
-    program = PairwiseJudge("chat")
+    program = PairwiseJudge("chat", judgment="pairwise")  # the call counts below are this judgment's
     global_before = len(base_lm.GLOBAL_HISTORY)
     run(program, lm, tmp_path, 12)
     assert engine.calls == 12 * 12  # 3 concepts, 3 translations, 4 checklists, 2 orders: the run did its work
@@ -64,7 +64,7 @@ def test_a_judging_run_keeps_no_dspy_history(tmp_path: Path) -> None:
 
 def test_keep_history_restores_dspys_history_for_a_run(tmp_path: Path) -> None:
     lm, engine = simulated_backbone(**INSTANT)
-    program = PairwiseJudge("chat")
+    program = PairwiseJudge("chat", judgment="pairwise")
     with keep_history():
         run(program, lm, tmp_path, 2)
     assert len(lm.history) == engine.calls == 24
@@ -73,7 +73,7 @@ def test_keep_history_restores_dspys_history_for_a_run(tmp_path: Path) -> None:
 
 def test_one_judgment_through_the_python_api_keeps_its_history() -> None:
     lm, engine = simulated_backbone(**INSTANT)
-    program = PairwiseJudge("chat")
+    program = PairwiseJudge("chat", judgment="pairwise")
     with dspy.context(lm=lm):
         program(instruction="Warum?", response_a="Weil.", response_b="Darum.", language="de")
     assert len(lm.history) == engine.calls == 12  # inspect_history works as before

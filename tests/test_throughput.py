@@ -81,7 +81,9 @@ def test_calls_per_item_with_shared_instruction(
     tmp_path: Path, language: str, orders: str, expected: int
 ) -> None:
     lm, engine = simulated_backbone(**INSTANT)
-    records = judge(shared_instruction_items(language), PairwiseJudge("chat", orders=orders), lm, tmp_path)
+    # The paper's judgment for every pair, so the counts are the method's (graded adds 2 per item).
+    program = PairwiseJudge("chat", orders=orders, judgment="pairwise")
+    records = judge(shared_instruction_items(language), program, lm, tmp_path)
     assert all(r.status == "ok" for r in records)
     assert engine.calls == expected == total(records, "calls")
     # The instruction's work (concepts, and translation) is computed once: every other request for it
@@ -140,6 +142,9 @@ def test_critical_path_follows_each_responses_own_chain() -> None:
     # 5 + 3 + 2 = 10. A sequential pipeline waits for every call: 18.
     assert critical_paths(log) == {"item": 8.0}
     assert critical_paths(log, sequential=True) == {"item": 18.0}
+    # Graded: each response's grade follows its checklists; the tie-breaking judgment follows both.
+    graded = [*log, call("grade", 4.0, "A"), call("grade", 1.0, "B")]
+    assert critical_paths(graded) == {"item": max(5.0 + 4.0, 6.0 + 1.0) + 2.0}
 
 
 @pytest.fixture
@@ -157,12 +162,12 @@ def disk_cache(tmp_path: Path) -> Iterator[Path]:
 def test_rerun_with_persistent_cache_makes_no_engine_calls(tmp_path: Path, disk_cache: Path) -> None:
     lm, engine = simulated_backbone(cache=True, **INSTANT)
     items = shared_instruction_items("de")
-    first = judge(items, PairwiseJudge("chat"), lm, tmp_path / "first")
+    first = judge(items, PairwiseJudge("chat", judgment="pairwise"), lm, tmp_path / "first")
     assert engine.calls == 42 and total(first, "cached") == 0
     # A fresh cache object over the same folder with memory off: only what persisted on disk can answer.
     dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=False, disk_cache_dir=str(disk_cache))
     engine.reset()
-    again = judge(items, PairwiseJudge("chat"), lm, tmp_path / "again")
+    again = judge(items, PairwiseJudge("chat", judgment="pairwise"), lm, tmp_path / "again")
     assert engine.calls == 0
     assert total(again, "calls") == total(again, "cached") == 42
     assert {r.id: r.result.verdict for r in again} == {r.id: r.result.verdict for r in first}
@@ -296,6 +301,7 @@ def test_the_benchmark_harness_runs_a_pipeline_and_its_counts_add_up() -> None:
 
     lm, engine = simulated_backbone(**INSTANT)
     items = shared_instruction_items("de")
-    r = harness_run("ours/2", PairwiseJudge("chat"), items, lm, engine, 2, task="chat")
+    program = PairwiseJudge("chat", judgment="pairwise")  # the paper's judgment: counts as above
+    r = harness_run("ours/2", program, items, lm, engine, 2, task="chat")
     assert r.n == 4 and r.engine_calls == r.usage["calls"] == 42 and r.usage["reused"] == 14
     assert r.by_stage["VerdictJudgment"] == 8 and set(r.paths) == {i.id for i in items}

@@ -310,6 +310,34 @@ def test_pairwise_concordance_over_a_corpus() -> None:
     assert math.isnan(tuning.pairwise_concordance([gold(3), gold(3)], [scored(1), scored(2)]))
 
 
+def test_metrics_use_the_probabilities_that_decided_the_result() -> None:
+    from view_runs import probability_pair
+
+    from cejudge_dspy.results import Probabilities, decide
+
+    # i2: said A with A shown first (P .7) and B with B shown first (P .6): p(A) = (0.7 + 0.4) / 2 = 0.55.
+    record = probability_pair("i2", "A", "A", "B", 0.7, 0.6)
+    fb = tuning.pairwise_feedback(gold("A"), record.result.to_prediction())
+    assert fb.score == pytest.approx(0.55) and "P(shown first is better) 0.70" in fb.feedback
+    assert tuning.pairwise_metric(gold("B"), record.result.to_prediction()) == pytest.approx(0.45)
+    argmax = probability_pair("i2", "A", "A", "B", 0.7, 0.6, rule="argmax").result
+    assert tuning.pairwise_metric(gold("A"), argmax.to_prediction()) == 0.5  # one order of two right
+    assert tuning.pairwise_metric(gold("tie"), record.result.to_prediction()) == 0.5  # still neutral
+
+    def expected(score: float, level: int) -> dspy.Prediction:
+        probs = Probabilities(status="ok", score=score, distribution={"5": 1.0})
+        result = JudgeResult(mode="pointwise", status="ok", score=level, probabilities=probs)
+        return decide(result, "probability").to_prediction()
+
+    fb = tuning.pointwise_feedback(gold(6), expected(5.85, 5), scale=(1, 7))
+    assert fb.score == pytest.approx(1 - 0.15 / 6)
+    assert "gave 5.85 (expected over its token probabilities; its own answer was 5)" in fb.feedback
+    # Every argmax is 5, a tie on every pair (0); the expected scores rank the items as the humans do.
+    golds = [gold(v) for v in (1, 2, 3)]
+    assert tuning.pairwise_concordance(golds, [expected(e, 5) for e in (4.2, 5.0, 5.8)]) == 1.0
+    assert tuning.pairwise_concordance(golds, [scored(5)] * 3) == 0.0
+
+
 # --- estimates and splits --------------------------------------------------------------------------
 
 

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -203,3 +206,84 @@ def test_comparison_tab(browser: Any, tmp_path: Path, shots: Path) -> None:
         assert v.errors == []
     finally:
         v.close()
+
+
+def test_probability_fields_per_item_and_the_decision_rule(browser: Any, tmp_path: Path, shots: Path) -> None:
+    runs = [
+        view_runs.chat_probability_run(tmp_path),
+        view_runs.literary_probability_run(tmp_path),
+        view_runs.checkeval_probability_run(tmp_path),
+        view_runs.geval_run(tmp_path),
+    ]
+    v = Page(browser, _view(runs, tmp_path / "probabilities.html"))
+    page = v.page
+    try:
+        assert v.errors == []
+        # The run's rule, and both rules' accuracy from the same records (see test_rules.py).
+        facts = page.inner_text("#overview .facts")
+        assert "probability (tie band 0) · decided: argmax 0, probability 6 · probabilities: ok 6" in facts
+        assert page.inner_text('.stat[data-rule="argmax"] .v') == "0.200"
+        assert page.inner_text('.stat[data-rule="probability"] .v') == "0.600"
+        assert "0.457" in page.inner_text("#stats")  # ECE
+        assert "p(A)" in page.inner_text("#items thead")
+        assert "0.550" in page.inner_text('#items tr[data-id="i2"]')
+        page.click('#items tr[data-id="i2"]')
+        drawer = page.locator("#drawer")
+        probs = " ".join(drawer.locator(".probabilities").inner_text().split())
+        assert "p(A) 0.550" in probs and "probability verdict A" in probs and "argmax verdict tie" in probs
+        assert drawer.locator(".p-first").all_inner_texts() == [
+            " · P(first better) 0.700",
+            " · P(first better) 0.600",
+        ]
+        page.screenshot(path=str(shots / "probabilities-pairwise.png"))
+
+        page.get_by_role("tab", name="lit-probability").click()
+        page.click('#items tr[data-id="e2"]')
+        probs = " ".join(drawer.locator(".probabilities").inner_text().split())
+        assert "expected score 5.850" in probs and "argmax score 5" in probs
+        assert drawer.locator("table.distribution tr").count() == 7
+        assert "0.350" in drawer.locator('table.distribution tr[data-level="6"]').inner_text()
+        page.screenshot(path=str(shots / "probabilities-pointwise.png"))
+
+        page.get_by_role("tab", name="se-probability").click()
+        page.click('#items tr[data-id="s1"]')
+        assert drawer.locator("td.p-yes").all_inner_texts() == ["0.900", "0.300"]
+        assert "mean P(yes) 0.900 · share of Yes 1" in drawer.locator(".probabilities").inner_text()
+
+        page.get_by_role("tab", name="geval").click()
+        page.click('#items tr[data-id="g1"]')
+        coherence = drawer.locator('table.geval tr[data-dimension="coherence"]').inner_text()
+        assert "3.600" in coherence and "4" in coherence
+        assert "no 'score' field" in drawer.locator('table.geval tr[data-dimension="fluency"]').inner_text()
+        page.screenshot(path=str(shots / "probabilities-geval.png"))
+        assert v.errors == []
+    finally:
+        v.close()
+
+
+def test_a_graded_pairwise_item_shows_each_response_s_grade(browser: Any, tmp_path: Path) -> None:
+    """A run written by the real evaluate path (simulated backbone): an item its grades decided."""
+    data = tmp_path / "pairs.jsonl"
+    rows = [
+        {"id": f"g{i}", "prompt": f"Q{i}?", "response_a": f"y{i}", "response_b": f"n{i}", "language": "en"}
+        for i in range(6)
+    ]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    run = tmp_path / "run"
+    args = ["evaluate", "--lm", "simulated:0", "--no-cache", "--task", "chat", "--data", str(data)]
+    # In a subprocess: the browser fixture's event loop runs in this thread.
+    cli = [sys.executable, "-c", "import sys; from cejudge_dspy.cli.app import main; sys.exit(main())"]
+    done = subprocess.run(
+        [*cli, *args, "--field", "id=id", "--const", "label=A", "--out", str(run)], check=False
+    )
+    assert done.returncode == 0
+    records = [json.loads(line) for line in (run / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+    graded = next(r["id"] for r in records if r["result"]["grades"] and not r["result"]["orders"])
+    page = Page(browser, _view([run], tmp_path / "view.html"))
+    try:
+        page.page.click(f'#items tr[data-id="{graded}"]')
+        shown = page.page.inner_text("body").lower()  # headings are upper-cased by the page's CSS
+        assert "grades (each response judged on its own)" in shown and "no order was shown" in shown
+        assert not page.errors
+    finally:
+        page.close()

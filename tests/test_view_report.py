@@ -225,3 +225,34 @@ def test_serve_binds_loopback_only(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     page = tmp_path / "view.html"
     page.write_text("<html></html>", encoding="utf-8")
     assert view.serve(page, 0) == 0 and bound == [("127.0.0.1", 0)]
+
+
+def test_probability_columns_and_the_decision_rule(tmp_path: Path) -> None:
+    run = load_view_run(view_runs.chat_probability_run(tmp_path), n_resamples=0)
+    rows = {r["id"]: r for r in item_rows(run.records, run.spec, run.name)}
+    # i2: p(A) (0.7 + 1 - 0.6) / 2 = 0.55 -> A under the probability rule; the orders' argmax disagree.
+    assert (
+        rows["i2"]["judge"] == "A"
+        and rows["i2"]["argmax"] == "tie"
+        and rows["i2"]["decided_by"] == "probability"
+    )
+    assert rows["i2"]["p_A"] == pytest.approx(0.55) and rows["i2"]["confidence"] == pytest.approx(0.55)
+    header = csv_text(list(rows.values())).splitlines()[0].split(",")
+    assert header[-4:] == ["decided_by", "argmax", "p_A", "confidence"]
+    assert overview(run)["decision"] == {
+        "rule": "probability",
+        "tie_band": 0.0,
+        "decided_by": {"argmax": 0, "probability": 6},
+        "probabilities": {"ok": 6},
+    }
+    lit = load_view_run(view_runs.literary_probability_run(tmp_path), n_resamples=0)
+    e2 = next(r for r in item_rows(lit.records, lit.spec) if r["id"] == "e2")
+    assert (
+        e2["judge"] == pytest.approx(5.85)
+        and e2["expected_score"] == pytest.approx(5.85)
+        and e2["argmax"] == 5
+    )
+    old = overview(load_view_run(chat_run(tmp_path), n_resamples=0))[
+        "decision"
+    ]  # a run.json without the rule
+    assert old == {"rule": "argmax", "tie_band": None, "decided_by": None, "probabilities": None}

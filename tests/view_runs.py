@@ -217,3 +217,127 @@ def literary_run(root: Path) -> Path:
 def checkeval_run(root: Path) -> Path:
     records = [_checkeval(i, a, n) for n, (i, a) in enumerate(SE.items())]
     return write_run(root / "se", _config("summeval", "checkeval"), records)
+
+
+# --- runs judged with token probabilities (see test_rules.py for the pairwise arithmetic) -------------
+
+# id -> (gold, verdict AB, verdict BA (mapped back), P(first better) AB, P(first better) BA)
+PROB_PAIRS = {
+    "i1": ("A", "A", "A", 0.9, 0.2),  # p(A) 0.85 -> A; argmax A
+    "i2": ("A", "A", "B", 0.7, 0.6),  # 0.55 -> A; argmax tie
+    "i3": ("B", "A", "B", 0.62, 0.8),  # 0.41 -> B; argmax tie
+    "i4": ("B", "A", "A", 0.7, 0.45),  # 0.625 -> A; argmax A
+    "i5": ("tie", "A", "B", 0.555, 0.52),  # 0.5175 -> A; argmax tie
+    "i6": ("A", "B", "B", 0.3, 0.6),  # 0.35 -> B; argmax B
+}
+
+
+def probability_pair(
+    rid: str, gold: str, ab: str, ba: str, p_ab: float, p_ba: float, rule: str = "probability"
+) -> Record:
+    """A pairwise record as a judge writes it: per-order P(first better), p(A) over both orders with
+    tie band 0, and the headline decided by `rule` with the argmax verdict kept beside it."""
+    from cejudge_dspy.methods.readings import pairwise_probabilities
+    from cejudge_dspy.results import decide, reconcile, swap_verdict
+
+    orders = [
+        OrderResult("AB", ab, ab, p_first=p_ab, feedback=f"AB feedback {rid}"),  # type: ignore[arg-type]
+        OrderResult("BA", ba, swap_verdict(ba), p_first=p_ba, feedback=f"BA feedback {rid}"),  # type: ignore[arg-type]
+    ]
+    verdict, consistent = reconcile(orders)
+    result = JudgeResult(
+        mode="pairwise",
+        status="ok",
+        method="direct",
+        verdict=verdict,
+        consistent=consistent,
+        orders=orders,
+        usage=_usage(2),
+        probabilities=pairwise_probabilities(orders, 0.0),
+    )
+    item = Item(id=rid, mode="pairwise", instruction=f"q {rid}", response_a="a", response_b="b", label=gold)
+    return Record(rid, "chat", "direct", "ok", item, decide(result, rule), seconds=0.1)  # type: ignore[arg-type]
+
+
+def chat_probability_run(root: Path, rule: str = "probability") -> Path:
+    config = {**_config("chat", "direct"), "decision": rule, "tie_band": 0.0}
+    records = [probability_pair(rid, *v, rule=rule) for rid, v in PROB_PAIRS.items()]
+    return write_run(root / f"chat-{rule}", config, records)
+
+
+# id -> (gold, argmax level, distribution over the levels 1-7 as {level: probability})
+PROB_SCORES = {
+    "e1": (60.0, 5, {"4": 0.25, "5": 0.5, "6": 0.25}),  # expected 5.0
+    "e2": (80.0, 5, {"5": 0.4, "6": 0.35, "7": 0.25}),  # expected 5.85
+    "e3": (20.0, 3, {"2": 0.3, "3": 0.7}),  # expected 2.7
+}
+
+
+def literary_probability_run(root: Path) -> Path:
+    from cejudge_dspy.probabilities import expected_score
+    from cejudge_dspy.results import Probabilities, decide
+
+    records = []
+    for rid, (gold, level, dist) in PROB_SCORES.items():
+        item = Item(id=rid, mode="pointwise", instruction=f"Source {rid}", response="T", label=gold)
+        full = {str(lv): dist.get(str(lv), 0.0) for lv in range(1, 8)}
+        probs = Probabilities(status="ok", distribution=full, score=expected_score(full))
+        result = JudgeResult(mode="pointwise", status="ok", method="direct", score=level, probabilities=probs)
+        records.append(
+            Record(rid, "literary", "direct", "ok", item, decide(result, "probability"), seconds=0.1)
+        )
+    return write_run(
+        root / "lit-probability", {**_config("literary", "direct"), "decision": "probability"}, records
+    )
+
+
+def checkeval_probability_run(root: Path) -> Path:
+    """CheckEval with P(yes) per question: s1 answers yes (P .9) and no (P(yes) .3)."""
+    from cejudge_dspy.methods.checkeval.answers import checklist_probabilities
+    from cejudge_dspy.results import decide
+
+    record = _checkeval("s1", ("yes", "no"), 0)
+    for row, p in zip(record.result.details["answers"], (0.9, 0.3), strict=True):  # type: ignore[union-attr]
+        row["p_yes"] = p
+    record.result.details["probabilities_given"] = True  # type: ignore[union-attr]
+    record.result.probabilities = checklist_probabilities(record.result.details, "dimension")  # type: ignore[union-attr]
+    record.result = decide(record.result, "probability")  # type: ignore[arg-type]
+    return write_run(
+        root / "se-probability", {**_config("summeval", "checkeval"), "decision": "probability"}, [record]
+    )
+
+
+def geval_run(root: Path) -> Path:
+    """G-Eval on one summary: coherence read (expected 3.6, argmax 4), fluency not located (argmax 3)."""
+    from cejudge_dspy.methods.geval import geval_probabilities
+    from cejudge_dspy.results import decide
+
+    rows = {
+        "coherence": {
+            "score": 4,
+            "expected": 3.6,
+            "distribution": {"1": 0.0, "2": 0.0, "3": 0.4, "4": 0.6, "5": 0.0},
+            "probabilities": "ok",
+            "reason": None,
+        },
+        "fluency": {
+            "score": 3,
+            "expected": None,
+            "distribution": {},
+            "probabilities": "not_located",
+            "reason": "no 'score' field in the output",
+        },
+    }
+    item = _checkeval("g1", ("yes", "yes"), 0).item
+    result = JudgeResult(
+        mode="pointwise",
+        status="ok",
+        method="geval",
+        score=3.5,
+        dimension_scores={"coherence": 4, "fluency": 3},
+        usage=_usage(2),
+        details={"dimensions": rows, "failures": {}, "levels": [1, 5]},
+        probabilities=geval_probabilities(rows, 2),
+    )
+    record = Record("g1", "summeval", "geval", "ok", item, decide(result, "probability"), seconds=0.2)
+    return write_run(root / "geval", {**_config("summeval", "geval"), "decision": "probability"}, [record])

@@ -68,7 +68,8 @@ def read_run(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     label, verdict (final pairwise verdict: "A", "B", "tie" or None), score (pointwise, or None),
     orders (the orders run, "AB" and/or "BA"), ab / ba (each order's verdict mapped back to the original
     responses, None when that order gave none or was not run), shown (the verdicts as the model said
-    them, one per order run), seconds
+    them, one per order run), order_free (the graded judgment decided from the two responses' own
+    grades, so no order was shown: its verdict stands for both orders), seconds
     and calls (LM calls, cache hits included). A torn last line (a run killed mid-write) is skipped.
     """
     config_path = run_dir / "run.json"
@@ -90,6 +91,9 @@ def read_run(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     for record in latest.values():
         item, result = record.get("item") or {}, record.get("result") or {}
         orders = {o.get("order"): o for o in result.get("orders") or []}
+        # A pair decided by its grades was never shown as a pair: the verdict holds in either order.
+        order_free = not orders and bool(result.get("grades")) and result.get("verdict") in ("A", "B")
+        free = result.get("verdict") if order_free else None
         rows.append(
             {
                 "id": record["id"],
@@ -102,8 +106,9 @@ def read_run(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
                 # The model's own final answer when the headline came from token probabilities (--decision).
                 "argmax_verdict": (result.get("argmax") or {}).get("verdict", result.get("verdict")),
                 "score": result.get("score"),
-                "ab": (orders.get("AB") or {}).get("verdict"),
-                "ba": (orders.get("BA") or {}).get("verdict"),
+                "ab": free or (orders.get("AB") or {}).get("verdict"),
+                "ba": free or (orders.get("BA") or {}).get("verdict"),
+                "order_free": order_free,
                 "orders": list(orders),
                 "shown": [o.get("shown_verdict") for o in orders.values()],
                 "seconds": record.get("seconds"),
@@ -140,7 +145,8 @@ def pairwise_figures(rows: Sequence[dict[str, Any]], wall_seconds: float | None 
     right_ab = sum(r["ab"] is not None and r["ab"] == r["label"] for r in rows)
     right_ba = sum(r["ba"] is not None and r["ba"] == r["label"] for r in rows)
     both_right = sum(r["ab"] is not None and r["ab"] == r["ba"] == r["label"] for r in rows)
-    both_given = [r for r in rows if r["ab"] is not None and r["ba"] is not None]
+    # Order-free verdicts agree with themselves by construction: consistency is over the shown pairs.
+    both_given = [r for r in rows if r["ab"] is not None and r["ba"] is not None and not r.get("order_free")]
     shown = [s for r in rows for s in r["shown"] if s is not None]
     # `--orders single`: some item ran the first order and none the swapped one. Items without any order
     # (every stage before the verdict failed) leave both orders' figures defined, at "not right".
@@ -159,6 +165,7 @@ def pairwise_figures(rows: Sequence[dict[str, Any]], wall_seconds: float | None 
             sum(r.get("argmax_verdict", r["verdict"]) == r["label"] for r in rows), n
         ),
         "ties": sum(r["verdict"] == "tie" for r in rows),
+        "decided_by_grades": sum(bool(r.get("order_free")) for r in rows),
         "unparsed": sum(r["status"] == "unparsed" for r in rows),
         "errors": sum(r["status"] == "error" for r in rows),
         "share_shown_a": ratio(sum(s == "A" for s in shown), len(shown)),
@@ -292,7 +299,10 @@ def cost_line(o: dict[str, Any]) -> str:
 def print_pairwise(rep: dict[str, Any], title: str) -> None:
     o = rep["overall"]
     print(f"\n== {title}")
-    print(f"items {o['n']} · unparsed {o['unparsed']} · errors {o['errors']} · ties {o['ties']}")
+    print(
+        f"items {o['n']} · unparsed {o['unparsed']} · errors {o['errors']} · ties {o['ties']}"
+        f" · decided by the grades (no order shown) {o['decided_by_grades']}"
+    )
     print(f"accuracy, first order shown (A/B):   {fmt(o['accuracy_ab'])}")
     print(f"accuracy, swapped order shown (B/A): {fmt(o['accuracy_ba'])}")
     print(f"accuracy, right in both orders:      {fmt(o['accuracy_both_orders'])}")

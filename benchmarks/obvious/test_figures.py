@@ -197,6 +197,25 @@ def test_read_run_takes_the_last_record_and_skips_a_torn_line(tmp_path):
     )
 
 
+def test_a_pair_decided_by_its_grades_counts_in_both_orders_but_not_in_consistency(tmp_path):
+    graded = {"mode": "pairwise", "status": "ok", "verdict": "B", "orders": [], "usage": {"calls": 9},
+              "grades": {"a": {"label": "no"}, "b": {"label": "yes"}}}  # fmt: skip
+    shown = {"mode": "pairwise", "status": "ok", "verdict": "tie", "usage": {"calls": 11},
+             "orders": [{"order": "AB", "verdict": "A", "shown_verdict": "A"},
+                        {"order": "BA", "verdict": "B", "shown_verdict": "A"}]}  # fmt: skip
+    lines = [json.dumps(record("x/1", "ok", graded)), json.dumps(record("x/2", "ok", shown))]
+    (tmp_path / "results.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _, rows = run.read_run(tmp_path)
+    free, pair = rows
+    assert (free["ab"], free["ba"], free["order_free"]) == ("B", "B", True) and not pair["order_free"]
+    for row in rows:
+        row["label"] = "B"
+    figures = run.pairwise_figures(rows)
+    assert figures["accuracy_both_orders"] == {"value": 0.5, "k": 1, "n": 2}
+    assert figures["position_consistency"] == {"value": 0.0, "k": 0, "n": 1}  # the shown pair only
+    assert figures["decided_by_grades"] == 1
+
+
 def test_unknown_flags_go_to_cejudge_and_owned_ones_are_refused(monkeypatch):
     args, extra = run.parse_args(
         ["--lm", "simulated:0", "--constrained", "--program", "base", "--limit", "3"]

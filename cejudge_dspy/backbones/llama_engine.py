@@ -15,6 +15,8 @@ from dspy import lm15
 from dspy.clients.engines.base import validate_request
 
 from cejudge_dspy.backbones.gguf import _HOW_TO_GET, StatusHook
+from cejudge_dspy.backbones.prefix_cache import PrefixStateCache
+from cejudge_dspy.backbones.top_logprobs import TopLogprobs
 from cejudge_dspy.errors import BackboneError
 
 _DEFAULT_MAX_TOKENS = 1024  # a grammar does not stop a looping model; never generate unbounded
@@ -105,63 +107,6 @@ def chat_kwargs(request: lm15.Request) -> dict[str, Any]:
     return kwargs
 
 
-class TopLogprobs:
-    """A llama.cpp logits processor that records, per generated token, the top-k log probabilities.
-
-    llama-cpp-python returns logprobs only from a model built with `logits_all=True` (logits for every
-    prompt token: an n_ctx x vocabulary array, 5 GB for Qwen at 8k context) and sorts the whole
-    vocabulary in Python per token. Here each step's logits pass through once: a log-softmax and a
-    partial sort in numpy. The token generated at a step is the last input id of the next step; its
-    own logprob is read from the previous step's logits, the only array kept.
-    """
-
-    def __init__(self, k: int) -> None:
-        self.k = max(int(k), 1)
-        self.steps: list[tuple[Any, Any]] = []  # (top ids, their logprobs) per step
-        self.chosen: list[tuple[int, float]] = []  # (id, logprob) of the token each step produced
-        self.n_prompt: int | None = None
-        self._previous: Any = None  # (logits - logsumexp) of the last step
-
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
-        import numpy as np
-
-        if self.n_prompt is None:
-            self.n_prompt = len(input_ids)
-        elif self._previous is not None:
-            token = int(input_ids[-1])
-            self.chosen.append((token, float(self._previous[token])))
-        logits = np.asarray(scores, dtype=np.float64)
-        top = logits.max()
-        logprobs = logits - (top + np.log(np.exp(logits - top).sum()))
-        k = min(self.k, len(logprobs))
-        ids = np.argpartition(-logprobs, k - 1)[:k]
-        ids = ids[np.argsort(-logprobs[ids])]
-        self.steps.append((ids, logprobs[ids]))
-        self._previous = logprobs
-        return scores
-
-    def content(
-        self, detokenize: Callable[[list[int], list[int]], bytes], prompt_ids: list[int]
-    ) -> list[dict[str, Any]]:
-        """The OpenAI chat `logprobs.content` list for the tokens whose successor step was seen."""
-        out: list[dict[str, Any]] = []
-        history = list(prompt_ids)
-        for (token, logprob), (ids, lps) in zip(self.chosen, self.steps, strict=False):
-
-            def text(i: int) -> str:
-                return detokenize([int(i)], history).decode("utf-8", errors="ignore")
-
-            alternatives = [
-                {"token": text(i), "logprob": float(lp), "bytes": None}
-                for i, lp in zip(ids, lps, strict=True)
-            ]
-            out.append(
-                {"token": text(token), "logprob": logprob, "bytes": None, "top_logprobs": alternatives}
-            )
-            history.append(token)
-        return out
-
-
 class LlamaCppEngine:
     """DSPy engine around one in-process `llama_cpp.Llama`.
 
@@ -197,13 +142,17 @@ class LlamaCppEngine:
         self.repeat_penalty = repeat_penalty
         self.n_ctx = n_ctx
         # >0: keep llama.cpp states of earlier prompts in RAM, so a call whose prompt starts like an
-        # earlier one (same stage instructions) skips re-reading that prefix.
+        # earlier one (same stage instructions) skips re-reading that prefix (prefix_cache.py).
         self.prompt_cache_bytes = prompt_cache_bytes
         self.n_threads = n_threads or os.cpu_count() or 1
         self.on_status = on_status
         self._factory = llama_factory  # tests inject a fake Llama
         self._llama: Any = None
         self._lock = threading.Lock()
+        # Set to a list to record, per call and inside the lock, what llama.cpp did (benchmarks read it):
+        # {"prompt", "evaluated" (prompt tokens not served by a reused prefix), "output", "seconds"}.
+        self.call_log: list[dict[str, Any]] | None = None
+        self._evaluated: list[int] = []
 
     def __deepcopy__(self, memo: dict[int, Any]) -> LlamaCppEngine:
         # Module.deepcopy() copies predictors with their LM; a loaded model is shared, never cloned.
@@ -231,13 +180,23 @@ class LlamaCppEngine:
                 f"llama.cpp could not load '{self.model_path}' ({exc}); the file may be truncated or of an "
                 f"unsupported architecture: use another --lm gguf:PATH or reinstall 'cejudge-dspy[embedded]'"
             ) from exc
-        if self.prompt_cache_bytes > 0 and self._factory is None:
-            from llama_cpp import LlamaRAMCache
-
-            self._llama.set_cache(LlamaRAMCache(capacity_bytes=self.prompt_cache_bytes))
+        if hasattr(self._llama, "eval"):
+            self._llama.eval = self._counting(self._llama.eval)
+        if self.prompt_cache_bytes > 0 and hasattr(self._llama, "set_cache"):
+            self._llama.set_cache(PrefixStateCache(self.prompt_cache_bytes))
         if self.on_status:
             self.on_status(f"loaded {self.model_path.name} in {time.perf_counter() - start:.1f} s")
         return self._llama
+
+    def _counting(self, evaluate: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        """llama's `eval`, noting how many tokens each call reads: a completion's first call reads the
+        prompt tokens no reused prefix covered, each later one a generated token."""
+
+        def counted(tokens: Any) -> Any:
+            self._evaluated.append(len(tokens))
+            return evaluate(tokens)
+
+        return counted
 
     def load(self) -> None:
         """Load the model now (e.g. behind a CLI spinner) instead of on the first call."""
@@ -256,6 +215,8 @@ class LlamaCppEngine:
             kwargs["logits_processor"] = [recorder]
         with self._lock:
             llama = self._load_locked()
+            self._evaluated = []
+            started = time.perf_counter()
             try:
                 raw = llama.create_chat_completion(**kwargs)
             except ValueError as exc:
@@ -268,6 +229,17 @@ class LlamaCppEngine:
                     lambda ids, prev: llama.detokenize(ids, prev_tokens=prev), prompt_ids
                 )
                 raw["choices"][0] = {**raw["choices"][0], "logprobs": {"content": content, "refusal": None}}
+            if self.call_log is not None:
+                usage = raw.get("usage") or {}
+                self.call_log.append(
+                    {
+                        "prompt": int(usage.get("prompt_tokens") or 0),
+                        "evaluated": self._evaluated[0] if self._evaluated else 0,
+                        "output": int(usage.get("completion_tokens") or 0),
+                        "seconds": time.perf_counter() - started,
+                        "system": kwargs["messages"][0]["content"] if kwargs["messages"] else "",
+                    }
+                )
         # llama reports its file path as the model; DSPy expects the LM's model name back.
         raw = {**raw, "model": request.model}
         return lm15.response_from_openai_chat(raw, model=request.model)

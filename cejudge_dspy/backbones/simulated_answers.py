@@ -40,6 +40,7 @@ def stage_of(system: str) -> str:
         ("english", "translate"),
         ("score", "score"),
         ("verdict", "verdict"),
+        ("fulfils", "grade"),
     ):
         if output in outputs:
             return stage
@@ -88,6 +89,14 @@ def answer(stage: str, inputs: dict[str, str]) -> dict[str, Any]:
             "answers": _answers(inputs.get("checklist", ""), seed),
             "feedback": _feedback(inputs.get("response", ""), seed),
             "score": levels[seed % len(levels)],
+        }
+    if stage == "grade":
+        seed = _h(inputs.get("instruction", ""), inputs.get("response", ""))
+        # Two responses of one item get equal labels about 3 times in 8, and then the pairwise judgment
+        # runs as tie-breaker, as on real data.
+        return {
+            "fulfils": ("yes", "yes", "partly", "no")[seed % 4],
+            "feedback": _feedback(inputs.get("response", ""), seed),
         }
     if stage == "verdict":
         a, b = inputs.get("response_a", ""), inputs.get("response_b", "")

@@ -33,6 +33,7 @@ import dspy
 from cejudge_dspy.backbones.embedded import resolve_gguf
 from cejudge_dspy.backbones.gguf import StatusHook, check_gguf
 from cejudge_dspy.backbones.llama_engine import AsyncLlamaCppEngine, LlamaCppEngine
+from cejudge_dspy.backbones.prefix_cache import DEFAULT_PROMPT_CACHE_BYTES
 from cejudge_dspy.errors import BackboneError, CEJudgeError
 
 EXAMPLES = (
@@ -95,6 +96,7 @@ def make_lm(
     n_ctx: int = 8192,
     constrained: bool = False,
     repeat_penalty: float = 1.1,
+    prompt_cache_bytes: int = DEFAULT_PROMPT_CACHE_BYTES,
 ) -> dspy.LM:
     """Build the `dspy.LM` for a backbone spec; cheap (a local model loads on its first call).
 
@@ -129,8 +131,15 @@ def make_lm(
         # checks the whole vocabulary each step), while JSONAdapter's prompt alone parsed here.
         # A mild repeat penalty stops the 1.5B model's temperature-0 loops (measured: a pairwise item went
         # from a truncated, unparsable judgment to a parsed one with 764 output tokens in all).
+        # The prompt-state cache (prefix_cache.py) lets each stage's call skip re-reading the prefix it
+        # shares with the same stage's earlier calls; 0 turns it off.
         engine = LlamaCppEngine(
-            path, n_ctx=n_ctx, on_status=on_status, constrained=constrained, repeat_penalty=repeat_penalty
+            path,
+            n_ctx=n_ctx,
+            on_status=on_status,
+            constrained=constrained,
+            repeat_penalty=repeat_penalty,
+            prompt_cache_bytes=prompt_cache_bytes,
         )
         # The decoding mode is part of the model name: DSPy's cache key sees the request, not the engine,
         # and grammar-constrained answers must never be served to an unconstrained run (or back).

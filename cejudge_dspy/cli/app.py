@@ -1,5 +1,6 @@
 """`cejudge`: the entry point and the `judge` and `tasks` commands; the other command groups live in
-evaluate.py, checkeval.py and optimize.py, and what they share in common.py (see there for exit codes).
+evaluate.py, calibrate.py, checkeval.py, optimize.py and view/, and what they share in common.py (see
+there for exit codes).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from cejudge_dspy.cli import calibrate as cli_calibrate
 from cejudge_dspy.cli import checkeval as cli_checkeval
 from cejudge_dspy.cli import evaluate as cli_eval
 from cejudge_dspy.cli import optimize as cli_optimize
@@ -26,6 +28,7 @@ from cejudge_dspy.cli.common import (
     program_label,
     run_command,
 )
+from cejudge_dspy.cli.presets import add_preset_arg, apply_preset, describe_preset, given_flags
 from cejudge_dspy.errors import InputError
 
 
@@ -41,6 +44,7 @@ def _judge_parser(sub: Any) -> None:
     )
     p.add_argument("--file", help="a JSON object, JSON list or JSONL file of items with the same keys")
     p.add_argument("--json", action="store_true", help="print JSON results instead of panels")
+    add_preset_arg(p)
     add_program_args(p)
     add_backbone_args(p)
     p.set_defaults(handler=_run_judge)
@@ -50,12 +54,17 @@ def _run_judge(args: argparse.Namespace) -> int:
     from cejudge_dspy.cli.display import console, verdict_panel
     from cejudge_dspy.cli.judge_input import items_from_args
     from cejudge_dspy.cli.progress import JudgeDisplay, live
+    from cejudge_dspy.cli.run_setup import check_program_options
     from cejudge_dspy.tasks import load_task
     from cejudge_dspy.usage import clock, on_progress
 
-    spec = load_task(args.task or ("chat" if args.response_a or args.response_b else "literary"))
-    items = items_from_args(args, spec)
+    task = args.task or ("chat" if args.response_a or args.response_b else "literary")
+    spec = load_task(apply_preset(args, task))
     out, err = console(), console(stderr=True)
+    if args.preset:
+        err.print(describe_preset(args, spec.name), soft_wrap=True)
+    check_program_options(args, spec)
+    items = items_from_args(args, spec)
     announce_program(
         err, program_label(args, spec.name), spec.name if args.method == "cejudge" else None, args.program
     )
@@ -118,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     _judge_parser(sub)
     _tasks_parser(sub)
     cli_eval.add_parsers(sub)
+    cli_calibrate.add_parsers(sub)
     cli_checkeval.add_parsers(sub)
     cli_optimize.add_parsers(sub)
     cli_view.add_parsers(sub)
@@ -130,6 +140,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # DSPy and GEPA draw their own tqdm bars under ours; tqdm reads this once, at import.
         os.environ.setdefault("TQDM_DISABLE", "1")
     args = build_parser().parse_args(args_list)
+    if getattr(args, "preset", None):
+        # Which flags the user gave, so that they win over the preset (cli/presets.py).
+        args.given_flags = given_flags(args.preset_parser, args_list[1:])
     return run_command(args.handler, args)
 
 

@@ -1,4 +1,4 @@
-"""CLI commands for CheckEval: `cejudge checklist build` and `cejudge agreement`."""
+"""CLI commands for CheckEval: `cejudge checklist` (in checklist.py) and `cejudge agreement`."""
 
 from __future__ import annotations
 
@@ -6,62 +6,18 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from cejudge_dspy.cli.common import add_backbone_args, backbone
+from cejudge_dspy.cli.checklist import add_parser as add_checklist_parser
 from cejudge_dspy.errors import InputError
 
 
 def add_parsers(sub: Any) -> None:
-    p = sub.add_parser("checklist", help="build a task's CheckEval checklist once, as a reviewable file")
-    p.add_argument("action", choices=("build", "show"))
-    p.add_argument("--task", required=True)
-    p.add_argument("--out", help="checklist file (default checklists/<task>.json)")
-    p.add_argument("--no-augment", action="store_true", help="keep only the declared seed questions")
-    add_backbone_args(p)
-    p.set_defaults(handler=run_checklist)
+    add_checklist_parser(sub)
 
     p = sub.add_parser("agreement", help="inter-evaluator agreement and stability across runs (backbones)")
     p.add_argument("runs", nargs="+", help="run directories written by `cejudge evaluate --out`")
     p.add_argument("--dimension", help="agree on this dimension's score instead of the overall score")
     p.add_argument("--method", default="spearman", choices=("spearman", "kendall", "pearson"))
     p.set_defaults(handler=run_agreement)
-
-
-def run_checklist(args: argparse.Namespace) -> int:
-    from rich.table import Table
-
-    from cejudge_dspy.cli.display import console
-    from cejudge_dspy.methods.checkeval.build import Checklist, build_checklist
-    from cejudge_dspy.tasks import load_task
-
-    spec = load_task(args.task)
-    err = console(stderr=True)
-    if args.action == "show":
-        checklist = Checklist.load(spec, args.out)
-    else:
-        with (
-            err.status(f"Building the {spec.name} checklist on {args.lm}…") as status,
-            backbone(args, status),
-        ):
-            checklist = build_checklist(spec, augment=not args.no_augment)
-        path = checklist.save(Path(args.out) if args.out else None)
-        err.print(f"wrote {path}")
-    table = Table(title=f"{spec.name} checklist: questions kept (dropped) per dimension and origin")
-    for col in ("dimension", "seed", "diversified", "elaborated", "kept", "dropped"):
-        table.add_column(col, justify="left" if col == "dimension" else "right")
-    for dim in spec.dimensions:
-        qs = [q for q in checklist.questions if q.dimension == dim.name]
-        by_origin = [sum(q.kept for q in qs if q.origin == o) for o in ("seed", "diversified", "elaborated")]
-        table.add_row(
-            dim.name, *map(str, by_origin), str(sum(q.kept for q in qs)), str(sum(not q.kept for q in qs))
-        )
-    console().print(table)
-    reasons: dict[str, int] = {}
-    for q in checklist.questions:
-        if not q.kept:
-            reasons[str(q.drop_reason)] = reasons.get(str(q.drop_reason), 0) + 1
-    if reasons:
-        console().print("dropped because: " + ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())))
-    return 0
 
 
 def run_agreement(args: argparse.Namespace) -> int:

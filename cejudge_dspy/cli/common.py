@@ -18,7 +18,7 @@ import dspy
 from cejudge_dspy.backbones import explain_backbone_error, use_backbone
 from cejudge_dspy.errors import CEJudgeError, InputError
 from cejudge_dspy.methods import auto_choice, run_program, run_program_identity
-from cejudge_dspy.probabilities import DEFAULT_TIE_BAND
+from cejudge_dspy.probabilities import DEFAULT_GRADE_MARGIN, DEFAULT_TIE_BAND
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -46,9 +46,7 @@ def add_backbone_args(p: argparse.ArgumentParser) -> None:
 def add_program_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("program")
     g.add_argument("--task", default=None, help="declared task (see `cejudge tasks`)")
-    g.add_argument(
-        "--method", default="cejudge", help="cejudge (default), direct, checkeval, cejudge-checkeval"
-    )
+    g.add_argument("--method", default="cejudge", help="cejudge (default), direct, checkeval, geval")
     g.add_argument("--translator", default="llm", help="llm (offline default), google, none")
     g.add_argument(
         "--orders",
@@ -68,12 +66,58 @@ def add_program_args(p: argparse.ArgumentParser) -> None:
         type=float,
         default=DEFAULT_TIE_BAND,
         help=f"pairwise, --decision probability: a tie when p(A) is within half this of 0.5 "
-        f"(default {DEFAULT_TIE_BAND})",
+        f"(default {DEFAULT_TIE_BAND}; `cejudge calibrate DEV_RUN` picks one)",
+    )
+    g.add_argument(
+        "--judgment",
+        default="graded",
+        choices=("graded", "pairwise"),
+        help="CE-Judge pairwise: grade each response on its own and let the pairwise judgment (both "
+        "orders) decide only pairs whose grades tie (graded, default), or the paper's pairwise judgment "
+        "for every pair",
+    )
+    g.add_argument(
+        "--grade-margin",
+        type=float,
+        default=DEFAULT_GRADE_MARGIN,
+        help=f"--judgment graded, --decision probability: the smallest gap between the two expected grades "
+        f"that decides a pair without the pairwise judgment (default {DEFAULT_GRADE_MARGIN})",
     )
     g.add_argument(
         "--program",
         default="auto",
         help="auto (tuned program from optimized/ when present), base, or a saved program path",
+    )
+    add_ablation_args(p)
+
+
+def add_ablation_args(p: argparse.ArgumentParser) -> None:
+    """CE-Judge's design choices as switches (defaults: the method as designed; see README "Ablations")."""
+    g = p.add_argument_group("ablations (CE-Judge)")
+    g.add_argument(
+        "--no-concepts",
+        action="store_true",
+        help="no concepts stage: both checklist directions are written without concepts",
+    )
+    g.add_argument(
+        "--directions",
+        default="both",
+        choices=("both", "r2i", "i2r"),
+        help="checklist directions: both (default), only response->instruction (r2i) or only "
+        "instruction->response (i2r)",
+    )
+    g.add_argument(
+        "--judge-on",
+        default="original",
+        choices=("original", "translated"),
+        help="the texts the judgment reads: the originals (default) or their English translations",
+    )
+    g.add_argument(
+        "--language-check",
+        default=None,
+        choices=("on", "off"),
+        help="pointwise tasks that declare it: give a response surely in the wrong language the lowest "
+        "level without an LLM call (default on)",
     )
 
 
@@ -128,6 +172,12 @@ def program_options(args: argparse.Namespace) -> dict[str, Any]:
         "orders": args.orders,
         "decision": getattr(args, "decision", "probability"),
         "tie_band": getattr(args, "tie_band", DEFAULT_TIE_BAND),
+        "judgment": getattr(args, "judgment", "graded"),
+        "grade_margin": getattr(args, "grade_margin", DEFAULT_GRADE_MARGIN),
+        "concepts": not getattr(args, "no_concepts", False),
+        "directions": getattr(args, "directions", "both"),
+        "judge_on": getattr(args, "judge_on", "original"),
+        "language_check": getattr(args, "language_check", None) != "off",
     }
 
 

@@ -23,6 +23,7 @@ from cejudge_dspy.cli.common import (
     program_label,
 )
 from cejudge_dspy.cli.evaluate_ray import add_ray_args, check_ray_args, judge_with_ray
+from cejudge_dspy.cli.presets import add_preset_arg, apply_preset, describe_preset
 from cejudge_dspy.errors import InputError
 from cejudge_dspy.items import Item
 
@@ -31,6 +32,7 @@ def add_parsers(sub: Any) -> None:
     p = sub.add_parser(
         "evaluate", help="judge a dataset, write results.jsonl and summary.json, print the table"
     )
+    add_preset_arg(p)
     add_program_args(p)
     add_backbone_args(p)
     p.add_argument("--data", help="local file or directory (default: the task's hub dataset)")
@@ -39,7 +41,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--language", action="append", help="keep only this language (repeatable)")
     p.add_argument("--subset", action="append", help="keep only this subset (repeatable)")
     p.add_argument("--limit", type=int, help="seeded, language-stratified sample of N items")
-    p.add_argument("--out", help="run directory (default runs/<task>-<method>)")
+    p.add_argument("--out", help="run directory (default runs/<task>-<method>[-<preset>])")
     p.add_argument("--concurrency", type=int, default=1, help="items in flight at once")
     p.add_argument("--shard", help="K/N: judge only the K-th of N deterministic shards")
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for CIs (0: none)")
@@ -94,7 +96,8 @@ def parse_shard(value: str | None) -> tuple[int, int] | None:
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    from cejudge_dspy.cli.run_setup import check_lm, check_options, run_identity
+    from cejudge_dspy.cli.display import console
+    from cejudge_dspy.cli.run_setup import check_lm, check_options, check_program_options, run_identity
     from cejudge_dspy.data import field_mapping, fingerprint, load_items
     from cejudge_dspy.evaluation.run_dir import lock
     from cejudge_dspy.evaluation.runner import prepare_run_dir
@@ -106,7 +109,10 @@ def run_evaluate(args: argparse.Namespace) -> int:
     check_options(args)
     check_ray_args(args)
     shard = parse_shard(args.shard)
-    spec = load_task(args.task)
+    spec = load_task(apply_preset(args, args.task))
+    if args.preset:
+        console(stderr=True).print(describe_preset(args, spec.name), soft_wrap=True)
+    check_program_options(args, spec)
     check_lm(args)
     program = build(args, spec.name)
     fields, constants = parse_fields(args.field), parse_fields(args.const, "--const")
@@ -122,7 +128,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     )
     if shard:
         items = [i for i in items if shard_of(shard_key(i), shard[1]) == shard[0] - 1]
-    out = Path(args.out or f"runs/{spec.name}-{args.method}")
+    out = Path(args.out or f"runs/{args.task}-{args.method}" + (f"-{args.preset}" if args.preset else ""))
     config = run_identity(
         args,
         spec,
@@ -146,7 +152,13 @@ def _judge_and_summarize(
     out: Path,
     config: dict[str, Any],
 ) -> int:
-    from cejudge_dspy.cli.display import console, dimension_tables, summary_table
+    from cejudge_dspy.cli.display import (
+        console,
+        decision_rules_table,
+        dimension_tables,
+        reliability_table,
+        summary_table,
+    )
     from cejudge_dspy.evaluation.runner import (
         RESULTS,
         SUMMARY,
@@ -201,6 +213,10 @@ def _judge_and_summarize(
     stdout.print(summary_table(summary))
     if (dims := dimension_tables(summary)) is not None:
         stdout.print(dims)
+    if (rules := decision_rules_table(summary)) is not None:
+        stdout.print(rules)
+    if (calibration := summary.get("decision_rules", {}).get("calibration")) and calibration["n"]:
+        stdout.print(reliability_table(calibration))
     stdout.print(f"results: {out / RESULTS} · summary: {out / SUMMARY}")
     return _exit_code(err, [r for r in final if r.id in {i.id for i in items}])
 
@@ -246,7 +262,7 @@ def run_score_predictions(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from cejudge_dspy.cli.display import console
-    from cejudge_dspy.evaluation.predictions import average, score_prediction_files
+    from cejudge_dspy.evaluation.predictions import average, score_prediction_files, strict_average
 
     scores = score_prediction_files(args.files)
     table = Table(title="Scores of prediction files")
@@ -265,7 +281,17 @@ def run_score_predictions(args: argparse.Namespace) -> int:
         )
     for kind in sorted({s.kind for s in scores}):
         avg = average(scores, kind)
-        table.add_row(f"[bold]average ({kind})[/]", "", avg.name, f"{avg.value:.3f}", "", str(avg.n), "")
+        strict = strict_average(scores) if kind == "pairwise" else None
+        table.add_row(
+            f"[bold]average ({kind})[/]",
+            "",
+            avg.name,
+            f"{avg.value:.3f}",
+            "" if strict is None else f"{strict:.3f}",
+            str(avg.n),
+            str(avg.extra["n_unparsed"]),
+        )
+    table.caption = "strict: accuracy with unparsed predictions counted wrong (the paper's definition)"
     console().print(table)
     return 0
 

@@ -66,7 +66,7 @@ def judge_with_ray(
         program_label=config["program"],
         lm=args.lm,
         lm_options=backbone_options(args),
-        **program_options(args),
+        options=program_options(args),
         concurrency=args.concurrency,
     )
     options = RayOptions(address=args.ray, actors=args.ray_actors, cpus_per_actor=args.ray_cpus_per_actor)

@@ -24,7 +24,13 @@ _BOUNDS = (
     ("--max-tokens", "max_tokens", 1, "tokens"),
     ("--temperature", "temperature", 0.0, "a sampling temperature"),
     ("--tie-band", "tie_band", 0.0, "a width in probability"),
+    ("--grade-margin", "grade_margin", 0.0, "a gap in expected grade"),
 )
+
+
+def graded_run(args: argparse.Namespace, spec: TaskSpec) -> bool:
+    """Whether the run's program has a judgment choice: CE-Judge on a pairwise task."""
+    return args.method == "cejudge" and spec.mode == "pairwise"
 
 
 def check_options(args: argparse.Namespace) -> None:
@@ -35,6 +41,38 @@ def check_options(args: argparse.Namespace) -> None:
             raise InputError(f"must be at least {low} ({what}), got {value}", field=flag)
     if getattr(args, "tie_band", 0.0) >= 1.0:
         raise InputError(f"must be below 1 (a width in probability), got {args.tie_band}", field="--tie-band")
+    if getattr(args, "grade_margin", 0.0) > 1.0:
+        raise InputError(
+            f"must be at most 1 (a gap in expected grade), got {args.grade_margin}", field="--grade-margin"
+        )
+
+
+def language_checked(args: argparse.Namespace, spec: TaskSpec) -> bool:
+    """Whether the run's program has a response-language check: CE-Judge on a task that declares it."""
+    return args.method == "cejudge" and spec.mode == "pointwise" and spec.check_response_language
+
+
+def check_program_options(args: argparse.Namespace, spec: TaskSpec) -> None:
+    """An ablation flag for a method or task it does not apply to is one line, not silently ignored."""
+    ablated = [
+        flag
+        for flag, on in (
+            ("--no-concepts", getattr(args, "no_concepts", False)),
+            ("--directions", getattr(args, "directions", "both") != "both"),
+            ("--judge-on", getattr(args, "judge_on", "original") != "original"),
+        )
+        if on
+    ]
+    if ablated and args.method != "cejudge":
+        raise InputError(
+            f"is an ablation of CE-Judge; --method {args.method} has no such stage", field=ablated[0]
+        )
+    if getattr(args, "language_check", None) is not None and not language_checked(args, spec):
+        raise InputError(
+            f"task '{spec.name}' with --method {args.method} has no response-language check (CE-Judge on a "
+            "pointwise task that declares check_response_language)",
+            field="--language-check",
+        )
 
 
 def check_lm(args: argparse.Namespace) -> None:
@@ -50,7 +88,9 @@ def run_identity(
     fields: dict[str, str],
     constants: dict[str, str],
 ) -> dict[str, Any]:
-    """Everything that changes a run's records (evaluation.run_dir.IDENTITY_KEYS), plus where the data is."""
+    """Everything that changes a run's records (evaluation.run_dir.IDENTITY_KEYS), plus where the data is
+    and, not compared on resume, the preset the options came from and the run's headline metric."""
+    cejudge = args.method == "cejudge"
     return {
         "task": spec.name,
         "task_version": spec.version,
@@ -64,7 +104,15 @@ def run_identity(
         "orders": args.orders,
         "decision": getattr(args, "decision", "probability"),
         "tie_band": getattr(args, "tie_band", 0.0),
+        # Only CE-Judge's pairwise judge has a graded judgment; other runs record None.
+        "judgment": getattr(args, "judgment", None) if graded_run(args, spec) else None,
+        "grade_margin": getattr(args, "grade_margin", None) if graded_run(args, spec) else None,
         "translator": args.translator,
+        # The ablations: None for methods without CE-Judge's stages (see check_program_options).
+        "concepts": not args.no_concepts if cejudge else None,
+        "directions": args.directions if cejudge else None,
+        "judge_on": args.judge_on if cejudge else None,
+        "language_check": args.language_check != "off" if language_checked(args, spec) else None,
         "data": str(Path(args.data).expanduser().resolve()) if args.data else None,
         "data_sha256": data_sha256,
         "fields": fields,
@@ -74,4 +122,6 @@ def run_identity(
         "limit": args.limit,
         "seed": args.seed,
         "shard": args.shard,
+        "preset": getattr(args, "preset", None),
+        "headline": getattr(args, "headline", None),
     }

@@ -13,6 +13,7 @@ from cejudge_dspy.evaluation.metrics import (
     pearson,
     position_consistency,
     spearman,
+    strict_accuracy,
 )
 from cejudge_dspy.evaluation.predictions import average, score_prediction_files
 from cejudge_dspy.evaluation.runner import (
@@ -64,5 +65,6 @@ __all__ = [
     "read_records",
     "score_prediction_files",
     "spearman",
+    "strict_accuracy",
     "summarize",
 ]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -151,6 +151,31 @@ def accuracy(
     if n == 0:
         return undefined_result("accuracy", 0, n_excluded, "no scored items", **extra)
     return MetricResult("accuracy", n_correct / n, n, n_excluded, extra=extra)
+
+
+def strict_accuracy(
+    preds: Sequence[object], golds: Sequence[object], *, include_gold_ties: bool = False
+) -> MetricResult:
+    """Accuracy with an unparsed verdict counted as wrong: the CE-Judge paper's definition (its
+    `evaluate` compares every line, a "None" prediction included, with the gold label).
+
+    Shapes and ties as in `accuracy`; a missing pred (None/NaN) against a present gold is scored and
+    wrong, and counted in ``extra["n_unparsed"]`` (unless its gold is a tie, left out as in `accuracy`).
+    A missing gold is excluded: callers pass an item that errored (a rerun retries it; it is no judge
+    output) as a missing gold. So ``n`` is `accuracy`'s n plus the unparsed items, and the value equals
+    `accuracy`'s when nothing is unparsed.
+    """
+    p, g = check_aligned([preds, golds], ["preds", "golds"])
+    n_unparsed = 0
+    filled: list[object] = []
+    for i, (pv, gv) in enumerate(zip(p, g, strict=True)):
+        if is_missing(pv) and not is_missing(gv):
+            gold = normalize_label(gv, item=i, field="golds")
+            n_unparsed += include_gold_ties or gold != "tie"
+            pv = "B" if gold == "A" else "A"  # stands in as a wrong verdict, so `accuracy` scores it
+        filled.append(pv)
+    base = accuracy(filled, g, include_gold_ties=include_gold_ties)
+    return replace(base, name="strict_accuracy", extra={**base.extra, "n_unparsed": n_unparsed})
 
 
 def _numeric_pairs(x: Sequence[object], y: Sequence[object]) -> tuple[np.ndarray, np.ndarray, int]:

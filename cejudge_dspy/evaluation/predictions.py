@@ -4,8 +4,9 @@ Each file holds one item per line, ``pred, gold``, separated by a comma, a tab o
 optional header line (e.g. ``pred,gold``) is skipped, as are blank lines and ``#`` comments. A file
 whose golds are A/B/tie labels is pairwise and scored by accuracy; a file with numeric golds is
 pointwise and scored by Kendall tau-b. A pred that cannot be read (empty, ``None``, a non-number in
-a pointwise file, a non-label in a pairwise one) is counted as unparsed and not scored; a malformed
-line or gold is a `DataError` naming the file and line number.
+a pointwise file, a non-label in a pairwise one) is counted as unparsed and not scored; a pairwise
+file's strict accuracy counts it as wrong instead, as the paper's own script does. A malformed line or
+gold is a `DataError` naming the file and line number.
 
 The language comes from the file name: ``de.txt``, ``reasoning_de.txt`` and ``mmeval_de_reasoning.txt``
 give ``de``; ``de-en.txt`` and ``liteval_de-en.txt`` give ``de-en``.
@@ -221,3 +222,10 @@ def average(scores: Sequence[PredictionScore], kind: Kind | None = None) -> Metr
         return undefined_result(name, 0, len(chosen), "no file with a defined score", **extra)
     mean = sum(s.value for s in defined) / len(defined)
     return MetricResult(name, mean, len(defined), len(chosen) - len(defined), extra=extra)
+
+
+def strict_average(scores: Sequence[PredictionScore]) -> float | None:
+    """Macro average of the pairwise files' strict accuracy (unparsed counted wrong), the paper's "Avg";
+    None without a pairwise file whose strict accuracy is defined."""
+    values = [v for s in scores if (v := s.strict_value) is not None and not math.isnan(v)]
+    return sum(values) / len(values) if values else None

@@ -3,10 +3,10 @@ the pairwise confusion of verdict and gold label, judge-vs-human points, CheckEv
 the items on which runs disagree, and the CSV export.
 
 Pure functions over records (typed `Record`s); the cli layer draws and renders them.
-An item's outcome is one of OUTCOMES: pairwise items are correct, wrong or tie (a tie is the judge
-changing its mind across orders), "gold tie" when humans called it a tie (accuracy leaves those out)
-and "no gold" when the item is unlabelled; pointwise items that
-were scored are "scored"; any item may be "unparsed" or "error".
+An item's outcome is one of OUTCOMES: pairwise items are correct, wrong or tie (under the argmax rule
+the judge changing its mind across orders; under the probability rule p(A) inside the tie band),
+"gold tie" when humans called it a tie (accuracy leaves those out) and "no gold" when the item is
+unlabelled; pointwise items that were scored are "scored"; any item may be "unparsed" or "error".
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from cejudge_dspy.evaluation.checkeval import mean_human_score
 from cejudge_dspy.evaluation.compare import load_run
 from cejudge_dspy.evaluation.runner import RESULTS, SUMMARY, Record, read_timing
 from cejudge_dspy.evaluation.summary import language_key, prediction, summarize
+from cejudge_dspy.results import JudgeResult
 from cejudge_dspy.tasks import TaskSpec, load_task
 
 OUTCOMES = ("correct", "wrong", "tie", "gold tie", "no gold", "scored", "unparsed", "error")
@@ -135,7 +136,25 @@ def item_row(record: Record, spec: TaskSpec, run: str = "") -> dict[str, Any]:
     }
     for dim in spec.dimensions:
         row[f"score_{dim.name}"] = result.dimension_scores.get(dim.name) if result else None
+    if result is not None and result.probabilities is not None:
+        row.update(probability_columns(result))
     return row
+
+
+def probability_columns(result: JudgeResult) -> dict[str, Any]:
+    """A record judged with token probabilities: the rule that decided it, the argmax answer kept beside
+    the headline, and (where read) p(A) with its confidence, or the expected score."""
+    probs, kept = result.probabilities, result.argmax
+    ok = probs is not None and probs.ok
+    kept_or_headline = kept or result  # a record decided by the argmax before `argmax` was kept
+    argmax = kept_or_headline.verdict if result.mode == "pairwise" else kept_or_headline.score
+    out: dict[str, Any] = {"decided_by": result.decision, "argmax": argmax}
+    if result.mode == "pairwise":
+        out["p_A"] = probs.p_a if ok else None
+        out["confidence"] = probs.confidence if ok else None
+    else:
+        out["expected_score"] = probs.score if ok else None
+    return out
 
 
 def item_rows(records: Sequence[Record], spec: TaskSpec, run: str = "") -> list[dict[str, Any]]:
@@ -260,6 +279,7 @@ def overview(run: ViewRun) -> dict[str, Any]:
         "method": run.config.get("method") or ", ".join(s.get("methods", [])),
         "backbone": run.config.get("lm"),
         "program": run.config.get("program"),
+        "decision": decision_rule(run),
         "settings": run.config,
         "last_written": run.last_written,
         "timing": run.timing,
@@ -272,4 +292,17 @@ def overview(run: ViewRun) -> dict[str, Any]:
         "cached": usage.get("cached", 0),
         "prompt_tokens": usage.get("prompt_tokens", 0),
         "completion_tokens": usage.get("completion_tokens", 0),
+    }
+
+
+def decision_rule(run: ViewRun) -> dict[str, Any]:
+    """The run's decision rule (run.json; a run from before the rule was decided by the argmax), its tie
+    band, and how many records each rule decided (the probability rule keeps the argmax where a record
+    has no probabilities)."""
+    rules = run.summary.get("decision_rules") or {}
+    return {
+        "rule": run.config.get("decision") or "argmax",
+        "tie_band": run.config.get("tie_band") if run.spec.mode == "pairwise" else None,
+        "decided_by": rules.get("decided_by"),
+        "probabilities": rules.get("probabilities"),
     }

@@ -29,6 +29,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from cejudge_dspy.errors import CEJudgeError
+from cejudge_dspy.tasks import load_task
 
 RESULTS, RUN, SUMMARY, TORN = "results.jsonl", "run.json", "summary.json", "results.jsonl.torn"
 IDENTITY_FORMAT = 2
@@ -47,7 +48,13 @@ IDENTITY_KEYS = (
     "orders",
     "decision",
     "tie_band",
+    "judgment",
+    "grade_margin",
     "translator",
+    "concepts",
+    "directions",
+    "judge_on",
+    "language_check",
     "data_sha256",
     "fields",
     "constants",
@@ -69,16 +76,55 @@ class RunLockedError(CEJudgeError):
 
 # Settings added after IDENTITY_FORMAT 2 and what a run.json without them was judged with: a run from
 # before token probabilities resumes with `--decision argmax`.
-LATER_KEYS: dict[str, Any] = {"decision": "argmax", "tie_band": 0.0}
+# A run from before graded judgments has none recorded (and does not resume as a graded one).
+# The ablations (concepts, checklist directions, texts judged) were fixed in CE-Judge runs before they
+# became options, and are None for other methods. The response-language check came with the graded
+# judgment (the release that records `judgment`): a CE-Judge run of a task that declares the check ran
+# it from then on, and not before.
+LATER_KEYS: dict[str, Any] = {
+    "decision": "argmax",
+    "tie_band": 0.0,
+    "judgment": "pairwise",
+    "grade_margin": None,
+    "concepts": lambda run: True if _cejudge(run) else None,
+    "directions": lambda run: "both" if _cejudge(run) else None,
+    "judge_on": lambda run: "original" if _cejudge(run) else None,
+    "language_check": lambda run: ("judgment" in run) if _language_checked(run) else None,
+}
+
+
+def _cejudge(identity: dict[str, Any]) -> bool:
+    return identity.get("method", "cejudge") == "cejudge"
+
+
+def _language_checked(identity: dict[str, Any]) -> bool:
+    """Whether the run's program has the response-language check (cli.run_setup.language_checked)."""
+    try:
+        spec = load_task(str(identity.get("task")))
+    except CEJudgeError:
+        return False
+    return _cejudge(identity) and spec.mode == "pointwise" and spec.check_response_language
+
+
+def identity_value(identity: dict[str, Any], key: str) -> Any:
+    """A setting of a run, with what a run.json from before the setting existed was judged with."""
+    if key in identity:
+        return identity[key]
+    later = LATER_KEYS.get(key)
+    return later(identity) if callable(later) else later
+
+
+def identity_changes(
+    old: dict[str, Any], new: dict[str, Any], keys: tuple[str, ...] = IDENTITY_KEYS
+) -> dict[str, tuple[Any, Any]]:
+    """The settings two identities differ in: {key: (old, new)}."""
+    values = {k: (identity_value(old, k), identity_value(new, k)) for k in keys}
+    return {k: v for k, v in values.items() if v[0] != v[1]}
 
 
 def identity_diff(old: dict[str, Any], new: dict[str, Any], keys: tuple[str, ...] = IDENTITY_KEYS) -> str:
     """The differences between two identities as `key: old -> new, ...` ('' when they agree)."""
-
-    def get(identity: dict[str, Any], key: str) -> Any:
-        return identity.get(key, LATER_KEYS.get(key))
-
-    return ", ".join(f"{k}: {get(old, k)!r} -> {get(new, k)!r}" for k in keys if get(old, k) != get(new, k))
+    return ", ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in identity_changes(old, new, keys).items())
 
 
 def read_identity(out: Path) -> dict[str, Any] | None:

@@ -9,6 +9,10 @@ judge that must pick a side cannot get right) + `errors` + `no_label`. Below `MI
 no bootstrap CI is computed: a percentile interval over 1-4 items says nothing. CheckEval tasks add one
 row per dimension, at sample level and per document (group), and an `overall` row (item score against
 the mean human score over the declared dimensions, sample level only).
+
+Pairwise rows also carry `strict`: strict accuracy (an unparsed verdict counted as wrong, the CE-Judge
+paper's definition), with its own CI; errored items stay excluded from it. The summary's
+`strict_average` is its macro average over languages.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from cejudge_dspy.evaluation.metrics import (
     accuracy,
     position_consistency,
     share,
+    strict_accuracy,
 )
 from cejudge_dspy.evaluation.runner import Record
 from cejudge_dspy.evaluation.significance import bootstrap_ci
@@ -63,6 +68,17 @@ def _with_ci(
     return result.to_dict()
 
 
+def errored(record: Record) -> bool:
+    """An item that failed with an error (retried on the next run), not with an unparsed output."""
+    return record.status == "error" or (record.status == "ok" and not record.result)
+
+
+def strict_golds(rows: Sequence[Record]) -> list[Any]:
+    """Gold labels for `strict_accuracy`: an errored item's gold is missing, so it is left out, while an
+    unparsed one (prediction None) is scored as wrong."""
+    return [None if errored(r) else r.item.label for r in rows]
+
+
 def item_counts(rows: Sequence[Record]) -> dict[str, int]:
     """How a language's items were used: scored, or left out as unparsed, gold tie, error or unlabelled.
 
@@ -71,7 +87,7 @@ def item_counts(rows: Sequence[Record]) -> dict[str, int]:
     out = {"items": len(rows), "scored": 0, "unparsed": 0, "gold_ties": 0, "errors": 0, "no_label": 0}
     for r in rows:
         label = r.item.label
-        if r.status == "error" or (r.status == "ok" and not r.result):
+        if errored(r):
             out["errors"] += 1
         elif r.status == "unparsed" or prediction(r) is None:
             out["unparsed"] += 1
@@ -154,14 +170,9 @@ def decision_rules(
         else:
             out[rule] = _metrics(ruled, spec, n_resamples, seed)
     if spec.mode == "pairwise":
-        from cejudge_dspy.evaluation.calibration import calibration_summary
+        from cejudge_dspy.evaluation.calibration import calibration_summary, preferences, recorded_tie_band
 
-        p_as, golds = [], []
-        for r in rows:
-            probs = r.result.probabilities if r.result is not None and r.status == "ok" else None
-            p_as.append(probs.p_a if probs is not None and probs.ok else None)
-            golds.append(r.item.label if not isinstance(r.item.label, dict) else None)
-        out["calibration"] = calibration_summary(p_as, golds)
+        out["calibration"] = calibration_summary(*preferences(rows), against=recorded_tie_band(rows))
     return out
 
 
@@ -183,14 +194,19 @@ def _metrics(rows: Sequence[Record], spec: TaskSpec, n_resamples: int, seed: int
             fn, [prediction(r) for r in rs], [r.item.label for r in rs], n_resamples, seed
         )
         per_language[lang]["counts"] = item_counts(by_lang[lang])
+        if spec.mode == "pairwise":
+            per_language[lang]["strict"] = _strict(rs, n_resamples, seed)
     out["per_language"] = per_language
-    values = [v["value"] for v in per_language.values() if v["value"] is not None]
-    out["average"] = sum(values) / len(values) if values else None  # macro average, as the paper reports
+    out["average"] = _macro(v["value"] for v in per_language.values())  # as the paper reports
     if labelled:
         out["overall"] = _with_ci(
             fn, [prediction(r) for r in labelled], [r.item.label for r in labelled], n_resamples, seed
         )
         out["overall"]["counts"] = item_counts(scalar)
+        if spec.mode == "pairwise":
+            out["overall"]["strict"] = _strict(labelled, n_resamples, seed)
+    if spec.mode == "pairwise":
+        out["strict_average"] = _macro(v["strict"]["value"] for v in per_language.values())
     if spec.mode == "pairwise":
         out.update(_pairwise_extras(rows))
     else:
@@ -204,6 +220,15 @@ def _metrics(rows: Sequence[Record], spec: TaskSpec, n_resamples: int, seed: int
             if name != "overall" and "constant" in str((row.get("spearman") or {}).get("reason") or "")
         )
     return out
+
+
+def _strict(rows: Sequence[Record], n_resamples: int, seed: int) -> dict[str, Any]:
+    return _with_ci(strict_accuracy, [prediction(r) for r in rows], strict_golds(rows), n_resamples, seed)
+
+
+def _macro(values: Any) -> float | None:
+    defined = [v for v in values if v is not None]
+    return sum(defined) / len(defined) if defined else None
 
 
 def _pairwise_extras(rows: Sequence[Record]) -> dict[str, Any]:
@@ -222,6 +247,12 @@ def _pairwise_extras(rows: Sequence[Record]) -> dict[str, Any]:
     }
     if any(v is not None for v in ba):
         extras["position_consistency"] = position_consistency(ab, ba).to_dict()
+    # Graded judgment: items the two responses' own grades decided never showed a pair, so they are in
+    # neither position figure above; count them, so the reader knows what those figures cover.
+    graded = [r for r in rows if r.result is not None and r.status == "ok" and r.result.grades]
+    if graded:
+        extras["decided_by_grades"] = sum(not r.result.orders for r in graded if r.result is not None)
+        extras["n_graded"] = len(graded)
     return extras
 
 

@@ -44,10 +44,9 @@ class RunRecipe:
     program_label: str  # what it resolved to on the driver (run.json "program")
     lm: str
     lm_options: dict[str, Any] = field(default_factory=dict)
-    translator: str = "llm"
-    orders: str = "both"
-    decision: str = "probability"
-    tie_band: float = 0.0
+    # The method options (cli.common.program_options: translator, orders, decision, judgment, ...), passed
+    # to the program factory as they are, so a new option reaches the workers without a change here.
+    options: dict[str, Any] = field(default_factory=dict)
     concurrency: int = 1  # items in flight per worker
 
     @property
@@ -91,10 +90,7 @@ class JudgeWorker:
             recipe.task,
             recipe.method,
             recipe.program,
-            translator=recipe.translator,
-            orders=recipe.orders,
-            decision=recipe.decision,
-            tie_band=recipe.tie_band,
+            **recipe.options,
         )
         self.lm = make_lm(recipe.lm, **recipe.lm_options)
         adapter = preferred_adapter(recipe.lm)

@@ -1,11 +1,12 @@
-"""The judging methods as DSPy programs: CE-Judge, the direct baseline and CheckEval, their shared stage
-machinery, and saved (tuned) programs. No files are written here except by `save_program`, nothing is
-printed, and no LM is chosen: the caller makes one current with `dspy.context`."""
+"""The judging methods as DSPy programs: CE-Judge, the direct baseline, CheckEval and its G-Eval baseline,
+their shared stage machinery, and saved (tuned) programs. No files are written here except by
+`save_program`, nothing is printed, and no LM is chosen: the caller makes one current with `dspy.context`."""
 
 from cejudge_dspy.methods.cejudge import PairwiseJudge, PointwiseJudge
-from cejudge_dspy.methods.checkeval import CEJudgeCheckEval, CheckEvalJudge, Checklist
+from cejudge_dspy.methods.checkeval import CheckEvalJudge, Checklist
 from cejudge_dspy.methods.direct import DirectPairwiseJudge, DirectPointwiseJudge
 from cejudge_dspy.methods.formatting import memo_adapter
+from cejudge_dspy.methods.geval import GEvalJudge
 from cejudge_dspy.methods.registry import (
     METHODS,
     build_program,
@@ -28,11 +29,11 @@ from cejudge_dspy.methods.stages import Stage, StageFailure
 
 __all__ = [
     "METHODS",
-    "CEJudgeCheckEval",
     "CheckEvalJudge",
     "Checklist",
     "DirectPairwiseJudge",
     "DirectPointwiseJudge",
+    "GEvalJudge",
     "PairwiseJudge",
     "PointwiseJudge",
     "Stage",

@@ -1,4 +1,4 @@
-"""Judging methods by name: `--method cejudge|direct|checkeval|cejudge-checkeval`.
+"""Judging methods by name: `--method cejudge|direct|checkeval|geval`.
 
 A method is a factory `(task spec, **options) -> dspy.Module` whose `acall(**item.inputs())` returns a
 prediction with `.result` (a JudgeResult). `METHODS` is the whole table: adding a method is one line
@@ -16,8 +16,9 @@ import dspy
 
 from cejudge_dspy.errors import TaskError
 from cejudge_dspy.methods.cejudge.judges import cejudge_program
-from cejudge_dspy.methods.checkeval.judge import cejudge_checkeval_program, checkeval_program
+from cejudge_dspy.methods.checkeval.judge import checkeval_program
 from cejudge_dspy.methods.direct import direct_program
+from cejudge_dspy.methods.geval import geval_program
 from cejudge_dspy.methods.saved import default_path, load_into, program_identity, resolve
 from cejudge_dspy.tasks import TaskSpec, load_task
 
@@ -27,7 +28,7 @@ METHODS: dict[str, Factory] = {
     "cejudge": cejudge_program,
     "direct": direct_program,
     "checkeval": checkeval_program,
-    "cejudge-checkeval": cejudge_checkeval_program,
+    "geval": geval_program,
 }
 
 

@@ -49,6 +49,10 @@ class Stage(dspy.Module):
     # True for the judgments: ask the backbone for token logprobs (see methods/readings.py); the
     # prediction then carries `tokens` (a list of TokenChoice, or None when the backbone gives none).
     probabilities: bool = False
+    # An output budget sized from the stage's measured outputs (None: the backbone's --max-tokens). It
+    # only ever lowers the backbone's budget: a small model that loops at temperature 0 stops early
+    # instead of decoding until --max-tokens and failing to parse anyway.
+    max_tokens: int | None = None
 
     def __init__(self) -> None:
         super().__init__()
@@ -91,24 +95,35 @@ class Stage(dspy.Module):
         """One LM call; a judgment asks for logprobs unless the backbone is known not to give them."""
         label = self.label or name
         ask = self.probabilities and asks_probabilities(lm)
+        budget = self._budget(lm)
         if not ask:
-            pred = await record_call(name, self.predict.acall(**inputs), label, lm=lm)
+            pred = await record_call(name, self.predict.acall(**inputs, **budget), label, lm=lm)
             if self.probabilities:
                 pred.tokens = None
             return pred
         try:
             pred = await record_call(
-                name, self.predict.acall(**inputs, config=logprob_config()), label, lm=lm
+                name,
+                self.predict.acall(**inputs, config=logprob_config() | budget.get("config", {})),
+                label,
+                lm=lm,
             )
         except Exception as exc:
             if not refuses_logprobs(exc):
                 raise
             mark_unavailable(lm, " ".join(str(exc).split())[:160], refused=True)
-            pred = await record_call(name, self.predict.acall(**inputs), label, lm=lm)
+            pred = await record_call(name, self.predict.acall(**inputs, **budget), label, lm=lm)
             pred.tokens = None
             return pred
         pred.tokens = tokens_of(lm, pred)
         return pred
+
+    def _budget(self, lm: Any) -> dict[str, Any]:
+        """`{"config": {"max_tokens": n}}` when the stage's budget is below the backbone's, else {}."""
+        backbone = (getattr(lm, "kwargs", None) or {}).get("max_tokens")
+        if self.max_tokens is None or (isinstance(backbone, int) and backbone <= self.max_tokens):
+            return {}
+        return {"config": {"max_tokens": self.max_tokens}}
 
     def forward(self, **inputs: Any) -> dspy.Prediction:
         from cejudge_dspy.sync import run_sync

@@ -11,6 +11,14 @@ Pointwise (`pointwise_feedback`/`pointwise_metric`): 1 - |score - gold| / (hi - 
 scale lo..hi. A gold on another scale (e.g. 0-100 DA) is mapped linearly from `label_range`, the
 min and max of the training labels (see `label_range_for`), and clipped to the scale.
 
+With token probabilities (the default decision rule, where the backbone gives them) the metrics use
+them: a pairwise item scores the judge's probability for the human's choice, p(A) or 1 - p(A) averaged
+over both orders (`probabilities.debiased_preference`), instead of the share of orders that picked it,
+so a confident right answer earns more than a coin flip that landed right; a pointwise score is the
+expected score over the scale's levels, so closeness and `pairwise_concordance` rank items by it rather
+than by a few distinct argmax levels. A result decided by the argmax (no probabilities, or
+`decision="argmax"`) scores as above.
+
 An unparsed output scores 0 with format feedback naming the stage and the reason.
 """
 
@@ -91,6 +99,8 @@ def pairwise_feedback(
         )
     if result is None or not result.ok:
         return _format_failure(result)
+    if (p_gold := _p_gold(result, gold_label)) is not None:
+        return _probability_feedback(result, gold_label, p_gold, pred_name)
     lines = [f"The human preferred response {gold_label}."]
     right = 0
     for o in result.orders:
@@ -115,6 +125,36 @@ def pairwise_feedback(
         lines.append("Checklist items the judge answered: " + _clip(" | ".join(result.answers)))
     lines += _stage_detail(result, pred_name)
     return dspy.Prediction(score=score, feedback="\n".join(lines))
+
+
+def _p_gold(result: JudgeResult, gold_label: str) -> float | None:
+    """The judge's probability for the human's choice, where its probabilities decided the verdict."""
+    probs = result.probabilities
+    if result.decision != "probability" or probs is None or not probs.ok or probs.p_a is None:
+        return None
+    return probs.p_a if gold_label == "A" else 1.0 - probs.p_a
+
+
+def _probability_feedback(
+    result: JudgeResult, gold_label: str, p_gold: float, pred_name: str | None
+) -> dspy.Prediction:
+    lines = [f"The human preferred response {gold_label}."]
+    for o in result.orders:
+        first = "A" if o.order == "AB" else "B"
+        p_said = "" if o.p_first is None else f", P(shown first is better) {o.p_first:.2f}"
+        lines.append(
+            f"Order {o.order} (response {first} shown first): the judge answered {o.shown_verdict}{p_said}."
+        )
+    lines.append(
+        f"Score {p_gold:.2f}: the judge's probability that response {gold_label} is better, averaged over "
+        "the presentation orders; the better response must get a high probability in both orders."
+    )
+    if result.feedback:
+        lines.append(f"Judge's reasoning (first order): {_clip(result.feedback)}")
+    if result.answers:
+        lines.append("Checklist items the judge answered: " + _clip(" | ".join(result.answers)))
+    lines += _stage_detail(result, pred_name)
+    return dspy.Prediction(score=p_gold, feedback="\n".join(lines))
 
 
 def rescale(value: float, label_range: tuple[float, float] | None, scale: tuple[float, float]) -> float:
@@ -168,15 +208,19 @@ def pointwise_feedback(
     human = f"The human score is {raw:g}"
     if label_range is not None:
         human += f" on the data's {label_range[0]:g}-{label_range[1]:g} range, i.e. {target:.1f}"
+    kept = result.argmax.score if result.argmax is not None else None
+    gave = f"{float(result.score):.2f}" if isinstance(result.score, float) else str(result.score)
+    if result.decision == "probability" and kept is not None:
+        gave += f" (expected over its token probabilities; its own answer was {kept})"
     lines = [
         f"{human} on the task's {lo:g}-{hi:g} scale.",
-        f"The judge gave {result.score}: "
+        f"The judge gave {gave}: "
         + (
             "exactly right."
             if abs(diff) < 1e-9
             else f"too {'high' if diff > 0 else 'low'} by {abs(diff):.1f}."
         ),
-        f"Score {score:.2f} = 1 - |{result.score} - {target:.1f}| / {hi - lo:g}.",
+        f"Score {score:.2f} = 1 - |{float(result.score):.2f} - {target:.1f}| / {hi - lo:g}.",
     ]
     if result.feedback:
         lines.append(f"Judge's reasoning: {_clip(result.feedback)}")

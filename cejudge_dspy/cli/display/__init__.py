@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
+from cejudge_dspy.cli.display.rules import decision_rules_table, reliability_table, tie_band_table
 from cejudge_dspy.cli.display.tables import (
     compare_table,
     dimension_tables,
@@ -23,14 +24,17 @@ from cejudge_dspy.cli.display.verdicts import (
 __all__ = [
     "compare_table",
     "console",
+    "decision_rules_table",
     "dimension_tables",
     "items_panels",
     "match_answers",
     "pairwise_verdict",
     "pointwise_score",
     "probability_line",
+    "reliability_table",
     "summary_table",
     "tasks_table",
+    "tie_band_table",
     "verdict_panel",
 ]
 

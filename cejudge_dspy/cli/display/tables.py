@@ -52,12 +52,18 @@ def summary_table(summary: dict[str, Any], title: str | None = None) -> Table:
     """The paper-style table: metric per language with its 95% CI, and what each item counted as.
 
     Per row, `items` = `n` (scored) + `unparsed` + `gold ties` (pairwise only) + `excluded` (errors and
-    items without a gold label); no CI below 5 scored items. The caption names the pairwise position
-    statistics in words; README.md ("Reading a run table") explains each number."""
+    items without a gold label); no CI below 5 scored items. Pairwise tables show accuracy and strict
+    accuracy (unparsed counted wrong); the run's headline (strict under `--preset paper`) comes first,
+    with the CI. The caption names the pairwise position statistics in words; README.md ("Reading a run
+    table") explains each number."""
     metric = summary["metric"]
     pairwise = "share_final_A" in summary
+    strict_first = pairwise and (summary.get("run") or {}).get("headline") == "strict"
     table = Table(title=title or f"{summary['task']} · {', '.join(summary.get('methods', []))}")
-    columns = ["language", metric, "95% CI", "items", "n", "unparsed"] + (["gold ties"] if pairwise else [])
+    heads = ["strict accuracy", "95% CI", "accuracy"] if strict_first else [metric, "95% CI"]
+    if pairwise and not strict_first:
+        heads.append("strict")
+    columns = ["language", *heads, "items", "n", "unparsed"] + (["gold ties"] if pairwise else [])
     for col in [*columns, "excluded"]:
         table.add_column(col, justify="right" if col != "language" else "left")
     few = False
@@ -65,13 +71,18 @@ def summary_table(summary: dict[str, Any], title: str | None = None) -> Table:
     def row(name: str, m: dict[str, Any]) -> None:
         nonlocal few
         c = m.get("counts") or {}
-        if m.get("ci_low") is not None:
-            ci = f"[{_fmt(m['ci_low'])}, {_fmt(m['ci_high'])}]"
-        elif m["n"] < 5:
+        strict = m.get("strict") or {}
+        head = strict if strict_first else m
+        if head.get("ci_low") is not None:
+            ci = f"[{_fmt(head['ci_low'])}, {_fmt(head['ci_high'])}]"
+        elif head.get("n", m["n"]) < 5:
             ci, few = "n < 5", True
         else:
             ci = "—"
-        cells = [name, _fmt(m["value"]), ci, _fmt(c.get("items")), str(m["n"]), _fmt(c.get("unparsed"))]
+        cells = [name, _fmt(head.get("value")), ci]
+        if pairwise:
+            cells.append(_fmt((m if strict_first else strict).get("value")))
+        cells += [_fmt(c.get("items")), str(m["n"]), _fmt(c.get("unparsed"))]
         if pairwise:
             cells.append(_fmt(c.get("gold_ties")))
         excluded = c.get("errors", 0) + c.get("no_label", 0) if c else m["n_excluded"]
@@ -83,7 +94,11 @@ def summary_table(summary: dict[str, Any], title: str | None = None) -> Table:
         row("[bold]all items[/]", summary["overall"])
     blank = [""] * (len(columns) - 1)
     if summary.get("per_language"):
-        table.add_row("[bold]average (macro)[/]", _fmt(summary.get("average")), *blank[1:])
+        averages = [summary.get("strict_average"), summary.get("average")]
+        if not strict_first:
+            averages.reverse()
+        cells = [_fmt(averages[0]), ""] + ([_fmt(averages[1])] if pairwise else [])
+        table.add_row("[bold]average (macro)[/]", *cells, *blank[len(cells) :])
     elif summary.get("dimensions"):
         table.add_row("(labels are per dimension: see the table below)", *blank)
     caption = [
@@ -93,6 +108,11 @@ def summary_table(summary: dict[str, Any], title: str | None = None) -> Table:
     ]
     if few:
         caption.append("no CI below 5 scored items")
+    if "decided_by_grades" in summary:
+        caption.append(
+            f"decided by the responses' own grades {summary['decided_by_grades']} of {summary['n_graded']} "
+            "(no order shown; the position figures cover the rest)"
+        )
     if "position_consistency" in summary:
         consistency = _fmt(summary["position_consistency"]["value"])
         caption.append(f"position consistency {consistency} (same pick in both orders)")
@@ -143,14 +163,22 @@ def dimension_tables(summary: dict[str, Any]) -> Table | None:
 
 
 def compare_table(cmp: dict[str, Any]) -> Table:
-    """Two runs on their common items: metric of each, agreement between them, and the test's p-value."""
+    """Two runs on their common items: metric of each, agreement between them, and the test's p-value;
+    pairwise, strict accuracy (unparsed counted wrong) of each with its own McNemar p. The caption names
+    every setting the runs differ in (an ablation, the backbone, the rule)."""
     a, b = cmp["runs"]
-    table = Table(title=f"{cmp['task']}: A = {a['method']} ({a['lm']}) vs B = {b['method']} ({b['lm']})")
-    for col in ("language", "n", f"{cmp['metric']} A", f"{cmp['metric']} B", "agreement A~B", "test", "p"):
-        table.add_column(col, justify="left" if col == "language" else "right")
+    # Runs from before the decision rule were decided by the argmax (run_dir.LATER_KEYS).
+    ra, rb = (f"{r['method']} ({r['lm']}, {r.get('decision') or 'argmax'} rule)" for r in (a, b))
+    table = Table(title=f"{cmp['task']}: A = {ra} vs B = {rb}")
+    by = cmp.get("by", "language")
+    strict = any("strict_a" in row for row in cmp["rows"])
+    columns = [by, "n", f"{cmp['metric']} A", f"{cmp['metric']} B", "agreement A~B", "test", "p"]
+    columns += ["strict A", "strict B", "p (strict)"] if strict else []
+    for col in columns:
+        table.add_column(col, justify="left" if col == by else "right")
     for row in cmp["rows"]:
         test = row["test"]
-        table.add_row(
+        cells = [
             row["language"],
             str(row["n"]),
             _fmt(row["a"]["value"]),
@@ -158,8 +186,15 @@ def compare_table(cmp: dict[str, Any]) -> Table:
             _fmt(row["agreement"]["value"]),
             test["name"],
             _fmt(test.get("p_value")),
+        ]
+        if strict:
+            cells += [_fmt(row[k].get("value")) for k in ("strict_a", "strict_b")]
+            cells.append(_fmt(row["strict_test"].get("p_value")))
+        table.add_row(*cells)
+    caption = [f"common items {cmp['common_items']} · only in A {cmp['only_a']} · only in B {cmp['only_b']}"]
+    if diffs := cmp.get("differences"):
+        caption.append(
+            "A and B differ in: " + ", ".join(f"{k} {va!r} → {vb!r}" for k, (va, vb) in diffs.items())
         )
-    table.caption = (
-        f"common items {cmp['common_items']} · only in A {cmp['only_a']} · only in B {cmp['only_b']}"
-    )
+    table.caption = "\n".join(caption)
     return table

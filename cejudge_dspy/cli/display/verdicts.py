@@ -38,6 +38,8 @@ def verdict_panel(
     if (line := probability_line(result)) is not None:
         parts[-1:-1] = [line]
     feedback_from = " (A shown first)" if result.mode == "pairwise" and len(result.orders) > 1 else ""
+    if result.grades and not result.orders:
+        feedback_from = " (each response graded on its own)"
     parts += [Text(f"Feedback{feedback_from}", style="bold"), Text(result.feedback or "(none)")]
     matched, unmatched = match_answers(result.answers, result.checklists)
     if matched:
@@ -81,7 +83,16 @@ def probability_line(result: JudgeResult) -> Text | None:
             f"Probabilities: {probs.status.replace('_', ' ')} ({probs.reason}); {decided}", style="dim"
         )
     argmax = result.argmax
-    if result.mode == "pairwise":
+    if result.mode == "pairwise" and result.decided_by.get(result.decision) == "grades":
+        values = ", ".join(
+            f"{k.upper()} {g.p_value:.3f}" for k, g in result.grades.items() if g.p_value is not None
+        )
+        text = (
+            f"Probabilities: p(A) {probs.p_a:.3f} = 0.5 + (expected grade A - B) / 2 (expected grades "
+            f"{values}) -> {probs.verdict}, confidence {probs.confidence:.3f}; argmax verdict "
+            f"{argmax.verdict if argmax else result.verdict}; {decided}"
+        )
+    elif result.mode == "pairwise":
         per_order = "; ".join(
             f"{o.order[0]} shown first: P(first better) {o.p_first:.3f}"
             for o in result.orders
@@ -92,6 +103,10 @@ def probability_line(result: JudgeResult) -> Text | None:
             f"{probs.confidence:.3f}, tie band {probs.tie_band:g}; argmax verdict "
             f"{argmax.verdict if argmax else result.verdict}; {decided}"
         )
+    elif probs.dimension_scores and result.method == "geval":
+        dims = ", ".join(f"{k} {v:.2f}" for k, v in probs.dimension_scores.items())
+        kept = ", ".join(f"{k} {v}" for k, v in (argmax.dimension_scores if argmax else {}).items())
+        text = f"Probabilities: expected score per dimension {dims}; argmax levels {kept}; {decided}"
     elif probs.dimension_scores:
         dims = ", ".join(f"{k} {v:.3f}" for k, v in probs.dimension_scores.items())
         text = f"Probabilities: mean P(yes) {probs.score:.3f} ({dims}); {decided}"
@@ -133,7 +148,11 @@ def pairwise_verdict(result: JudgeResult, item: Item | None = None) -> list[Text
     else:
         winner = f"{result.verdict}{_quoted(item, str(result.verdict))}"
         head = Text(f"Verdict: {winner} is better", style="bold green")
-        if len(picks) <= 1:
+        if result.grades and not result.orders:
+            head.append(
+                ": the two responses were graded on their own, so no presentation order was involved."
+            )
+        elif len(picks) <= 1:
             head.append(": judged in one order only (A shown first); --orders both also judges the swap.")
         elif all(p == result.verdict for p in picks):
             head.append(": both presentation orders picked it.")
@@ -144,7 +163,7 @@ def pairwise_verdict(result: JudgeResult, item: Item | None = None) -> list[Text
             )
         else:
             head.append(": the presentation orders did not both pick it.")
-    lines = [head]
+    lines = [head, *grade_lines(result, item)]
     for order in result.orders:
         first, second = order.order[0], order.order[1]
         if order.verdict is None:
@@ -159,10 +178,28 @@ def pairwise_verdict(result: JudgeResult, item: Item | None = None) -> list[Text
     return lines
 
 
+def grade_lines(result: JudgeResult, item: Item | None = None) -> list[Text]:
+    """One line per response grade (`A ("9") graded alone: no, expected grade 0.12`), and why the
+    orders ran when they did."""
+    lines = []
+    for name, grade in result.grades.items():
+        said = grade.label if grade.label is not None else f"no grade ({grade.error})"
+        value = f", expected grade {grade.p_value:.2f}" if grade.p_value is not None else ""
+        lines.append(Text(f"  {name.upper()}{_quoted(item, name)} graded alone: {said}{value}"))
+    if result.grades and result.orders:
+        lines.append(
+            Text("  the grades do not separate the two, so the pairwise judgment decided:", style="dim")
+        )
+    return lines
+
+
 def pointwise_score(result: JudgeResult, spec: TaskSpec) -> Text:
     """`Score: 5 / 7: <what level 5 means on the task's scale>`; CheckEval: the share of Yes."""
-    if result.method in ("checkeval", "cejudge-checkeval"):
+    if result.method == "checkeval":
         head = Text(f"Score: {_fmt(result.score)} (share of Yes answers, 0 to 1)", style="bold green")
+    elif result.method == "geval":
+        _, hi = spec.scale_range if spec.scale else (1, 5)
+        head = Text(f"Score: {_fmt(result.score)} / {hi} (mean over the dimensions)", style="bold green")
     else:
         _, hi = spec.scale_range if spec.scale else (0, 1)
         head = Text(f"Score: {_fmt(result.score)} / {hi}", style="bold green")

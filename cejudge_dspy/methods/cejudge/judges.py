@@ -17,9 +17,18 @@ import dspy
 
 from cejudge_dspy.errors import InputError
 from cejudge_dspy.items import require_text
+from cejudge_dspy.language_check import LanguageCheck, check_language
 from cejudge_dspy.languages import normalize_language
-from cejudge_dspy.methods.cejudge.program import CEJudgeProgram
-from cejudge_dspy.methods.cejudge.stages import ScoreJudgment, VerdictJudgment
+from cejudge_dspy.methods.cejudge.graded import (
+    failed_grade,
+    grade_from,
+    graded_call,
+    graded_feedback,
+    graded_probabilities,
+    unread_grades,
+)
+from cejudge_dspy.methods.cejudge.program import CEJudgeProgram, Directions, JudgeOn
+from cejudge_dspy.methods.cejudge.stages import GradeJudgment, ScoreJudgment, VerdictJudgment
 from cejudge_dspy.methods.cejudge.understanding import Understanding, findings
 from cejudge_dspy.methods.readings import (
     check_decision,
@@ -28,11 +37,19 @@ from cejudge_dspy.methods.readings import (
     score_probabilities,
 )
 from cejudge_dspy.methods.stages import StageFailure, judge_order
-from cejudge_dspy.probabilities import DEFAULT_TIE_BAND
-from cejudge_dspy.results import Decision, JudgeResult, OrderResult, decide, reconcile, unparsed
+from cejudge_dspy.probabilities import DEFAULT_GRADE_MARGIN, DEFAULT_TIE_BAND
+from cejudge_dspy.results import (
+    Decision,
+    GradeResult,
+    JudgeResult,
+    OrderResult,
+    decide,
+    reconcile,
+    unparsed,
+)
 from cejudge_dspy.tasks import TaskSpec
 from cejudge_dspy.translate.translators import Translator
-from cejudge_dspy.usage import Usage, about, collecting
+from cejudge_dspy.usage import Usage, about, collecting, expect_more_calls
 
 
 class PointwiseJudge(CEJudgeProgram):
@@ -45,9 +62,13 @@ class PointwiseJudge(CEJudgeProgram):
         task: str | TaskSpec = "literary",
         translator: str | Translator = "llm",
         decision: Decision = "probability",
+        language_check: bool = True,
+        **ablations: Any,
     ) -> None:
-        super().__init__(task, translator)
+        super().__init__(task, translator, **ablations)
         self.decision = check_decision(decision)
+        # Only for tasks that declare it (check_response_language); False runs the LLM on every item.
+        self.language_check = language_check
         self.judge = ScoreJudgment()
 
     async def aforward(
@@ -58,6 +79,10 @@ class PointwiseJudge(CEJudgeProgram):
         language = normalize_language(language)
         response_language = normalize_language(response_language) if response_language else language
         usage = Usage()
+        if self.language_check and self.spec.check_response_language:
+            check = check_language(response, response_language)
+            if check.verdict == "no":
+                return self._wrong_language(check, usage).to_prediction()
         expected = self._calls_to_understand(language, response_language) + 1
         with collecting(usage, expected_calls=expected):
             try:
@@ -66,7 +91,7 @@ class PointwiseJudge(CEJudgeProgram):
                 return _unparsed("pointwise", failure, usage=usage)
             found = findings(usage, response=seen)
             try:
-                pred = await self._score(seen)
+                pred = await self._score(seen, language, response_language)
             except StageFailure as failure:
                 return _unparsed("pointwise", failure, **found)
         result = JudgeResult(
@@ -80,20 +105,42 @@ class PointwiseJudge(CEJudgeProgram):
         )
         return decide(result, self.decision).to_prediction()
 
-    async def _score(self, seen: Understanding) -> dspy.Prediction:
-        """The judgment on the untranslated texts with the response's checklist."""
+    async def _score(self, seen: Understanding, language: str, response_language: str) -> dspy.Prediction:
+        """The judgment on the untranslated texts (or, ablated, the English ones) with the checklist."""
         return await self.judge.acall(
             task=self.spec.task,
             criteria=self.spec.criteria,
             scale=self.spec.scale,
-            instruction=seen.instruction,
-            response=seen.response,
             checklist=seen.checklist,
+            **self._shown(seen, language, response_language),
         )
+
+    def _wrong_language(self, check: LanguageCheck, usage: Usage) -> JudgeResult:
+        """The scale's lowest level for a response surely in another language, decided without an LLM."""
+        lowest = min(self.spec.scale)
+        result = JudgeResult(
+            mode="pointwise",
+            status="ok",
+            score=lowest,
+            feedback=check.describe()[0].upper() + check.describe()[1:] + f": level {lowest}.",
+            usage=usage,
+            details={"language_check": check.to_dict()},
+            decided_by={"argmax": "language check", "probability": "language check"},
+        )
+        return decide(result, self.decision)
+
+
+Judgment = Literal["graded", "pairwise"]
+JUDGMENTS: tuple[Judgment, ...] = ("graded", "pairwise")
 
 
 class PairwiseJudge(CEJudgeProgram):
-    """Pick the better of two responses; by default judged in both orders and reconciled."""
+    """Pick the better of two responses.
+
+    `judgment="graded"` (default): each response is graded on its own with its checklist, and the
+    pairwise judgment (both orders by default) decides only pairs whose grades do not separate (see
+    graded.py). `judgment="pairwise"`: the paper's judgment, both responses shown at once, for every pair.
+    """
 
     mode = "pairwise"
 
@@ -104,13 +151,23 @@ class PairwiseJudge(CEJudgeProgram):
         orders: Literal["both", "single"] = "both",
         decision: Decision = "probability",
         tie_band: float = DEFAULT_TIE_BAND,
+        judgment: Judgment = "graded",
+        grade_margin: float = DEFAULT_GRADE_MARGIN,
+        **ablations: Any,
     ) -> None:
-        super().__init__(task, translator)
+        super().__init__(task, translator, **ablations)
         if orders not in ("both", "single"):
             raise InputError(f"orders must be 'both' or 'single', got {orders!r}", field="orders")
+        if judgment not in JUDGMENTS:
+            raise InputError(f"must be one of {', '.join(JUDGMENTS)}, got {judgment!r}", field="judgment")
+        if not 0.0 <= grade_margin <= 1.0:
+            raise InputError(f"must be in [0, 1], got {grade_margin!r}", field="grade_margin")
         self.orders = orders
         self.decision = check_decision(decision)
         self.tie_band = check_tie_band(tie_band)
+        self.judgment = judgment
+        self.grade_margin = float(grade_margin)
+        self.grade = GradeJudgment()
         self.judge = VerdictJudgment()
 
     async def aforward(
@@ -120,8 +177,10 @@ class PairwiseJudge(CEJudgeProgram):
         a, b = require_text(response_a, "response_a"), require_text(response_b, "response_b")
         language = normalize_language(language)
         usage = Usage()
+        graded = self.judgment == "graded"
         # Both responses ask for the instruction's concepts and English; the second request is shared.
-        expected = 2 * self._calls_to_understand(language, language) + (2 if self.orders == "both" else 1)
+        n_orders = 2 if self.orders == "both" else 1
+        expected = 2 * self._calls_to_understand(language, language) + (2 if graded else n_orders)
         with collecting(usage, expected_calls=expected):
             try:
                 # Each response's checklists start as soon as its own concepts and translation are in.
@@ -132,33 +191,84 @@ class PairwiseJudge(CEJudgeProgram):
             except StageFailure as failure:
                 return _unparsed("pairwise", failure, usage=usage)
             found = findings(usage, a=seen_a, b=seen_b)
-            # The swapped order reuses the checklists: only the judgment is repeated.
-            plan = [("AB", seen_a, seen_b)] + ([("BA", seen_b, seen_a)] if self.orders == "both" else [])
-            orders = list(await asyncio.gather(*(self._judge_order(*p) for p in plan)))
-        verdict, consistent = reconcile(orders)
-        if verdict is None:
+            grades: dict[str, GradeResult] = {}
+            if graded:
+                grade_a, grade_b = await asyncio.gather(
+                    self._grade(seen_a, "A", language), self._grade(seen_b, "B", language)
+                )
+                grades = {"a": grade_a, "b": grade_b}
+                call = graded_call(grade_a, grade_b, self.grade_margin)
+            orders: list[OrderResult] = []
+            if not graded or call.needs_orders(self.decision):
+                if graded:
+                    expect_more_calls(n_orders)
+                # The swapped order reuses the checklists: only the judgment is repeated.
+                plan = [("AB", seen_a, seen_b)] + ([("BA", seen_b, seen_a)] if n_orders == 2 else [])
+                orders = list(await asyncio.gather(*(self._judge_order(*p, language) for p in plan)))
+        by_orders, consistent = reconcile(orders) if orders else (None, None)
+        argmax = call.argmax_verdict if graded and call.argmax_verdict else by_orders
+        if graded and argmax is None and not orders:
+            argmax = "tie"  # equal labels the expected grades decided: no argmax answer separates them
+        if argmax is None:
             failed = next(o for o in orders if o.verdict is None)
             reason = f"order {failed.order}: {failed.error}"
             return unparsed(
-                "pairwise", "VerdictJudgment", reason, failed.raw, orders=orders, **found
+                "pairwise", "VerdictJudgment", reason, failed.raw, orders=orders, grades=grades, **found
             ).to_prediction()
+        from_grades = graded and call.p_a is not None
+        probabilities = (
+            graded_probabilities(call.p_a, self.tie_band)
+            if from_grades and call.p_a is not None
+            else pairwise_probabilities(orders, self.tie_band)
+            if orders
+            else unread_grades(grades)
+        )
+        first = orders[0] if orders else None
         result = JudgeResult(
             mode="pairwise",
             status="ok",
-            verdict=verdict,
+            verdict=argmax,
             consistent=consistent,
-            feedback=orders[0].feedback,
-            answers=orders[0].answers,
+            feedback=graded_feedback(grades) if graded and not orders else first.feedback if first else "",
+            answers=first.answers if first else [],
             orders=orders,
-            probabilities=pairwise_probabilities(orders, self.tie_band),
+            probabilities=probabilities,
+            grades=grades,
+            decided_by={
+                "argmax": "grades" if graded and (call.argmax_verdict or not orders) else "orders",
+                "probability": "grades" if from_grades else "orders",
+            }
+            if graded
+            else {},
             **found,
         )
         return decide(result, self.decision).to_prediction()
 
+    async def _grade(self, seen: Understanding, which: str, language: str) -> GradeResult:
+        """One response graded on its own, on the untranslated texts (or, ablated, the English ones),
+        with its checklist."""
+        shown = self._shown(seen, language, language)
+        try:
+            pred = await about(
+                which,
+                self.grade.acall(
+                    task=self.spec.task,
+                    criteria=self.spec.criteria,
+                    instruction=shown["instruction"],
+                    response=shown["response"],
+                    checklist=seen.checklist,
+                ),
+            )
+        except StageFailure as failure:
+            return failed_grade(failure)
+        return grade_from(pred)
+
     async def _judge_order(
-        self, order: Literal["AB", "BA"], first: Understanding, second: Understanding
+        self, order: Literal["AB", "BA"], first: Understanding, second: Understanding, language: str
     ) -> OrderResult:
-        """The judgment on the untranslated texts as shown (`first` as A), with each one's checklist."""
+        """The judgment on the untranslated texts (or, ablated, the English ones) as shown (`first` as
+        A), with each one's checklist."""
+        shown_a, shown_b = self._shown(first, language, language), self._shown(second, language, language)
         return await about(
             shown_first(order),
             judge_order(
@@ -166,9 +276,9 @@ class PairwiseJudge(CEJudgeProgram):
                 order,
                 task=self.spec.task,
                 criteria=self.spec.criteria,
-                instruction=first.instruction,
-                response_a=first.response,
-                response_b=second.response,
+                instruction=shown_a["instruction"],
+                response_a=shown_a["response"],
+                response_b=shown_b["response"],
                 checklist_a=first.checklist,
                 checklist_b=second.checklist,
             ),
@@ -190,9 +300,27 @@ def cejudge_program(
     orders: Literal["both", "single"] = "both",
     decision: Decision = "probability",
     tie_band: float = DEFAULT_TIE_BAND,
+    judgment: Judgment = "graded",
+    grade_margin: float = DEFAULT_GRADE_MARGIN,
+    language_check: bool = True,
+    concepts: bool = True,
+    directions: Directions = "both",
+    judge_on: JudgeOn = "original",
     **_: Any,
 ) -> dspy.Module:
-    """The `cejudge` method: the task's pairwise or pointwise CE-Judge."""
+    """The `cejudge` method: the task's pairwise or pointwise CE-Judge (ablations: see program.py)."""
+    ablations = {"concepts": concepts, "directions": directions, "judge_on": judge_on}
     if spec.mode == "pairwise":
-        return PairwiseJudge(spec, translator=translator, orders=orders, decision=decision, tie_band=tie_band)
-    return PointwiseJudge(spec, translator=translator, decision=decision)
+        return PairwiseJudge(
+            spec,
+            translator=translator,
+            orders=orders,
+            decision=decision,
+            tie_band=tie_band,
+            judgment=judgment,
+            grade_margin=grade_margin,
+            **ablations,
+        )
+    return PointwiseJudge(
+        spec, translator=translator, decision=decision, language_check=language_check, **ablations
+    )

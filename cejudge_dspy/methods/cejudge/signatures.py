@@ -32,6 +32,23 @@ class ExtractConcepts(dspy.Signature):
     concepts: list[str] = dspy.OutputField(desc="1 to 4 generic concepts in English, most central first.")
 
 
+class ExtractLinguisticConcepts(dspy.Signature):
+    """List the linguistic concepts of a text that its translator must watch, written in English.
+
+    Read the text in its own language and name what a translation of it into any language has to get right
+    to stay consistent: its terminology (names, terms of art, recurring words), its grammar (tense, person,
+    sentence structure), its style (register, voice, imagery, rhythm) and its fluency, and anything else of
+    that kind. Each concept is a short phrase about this text, such as "present-tense narration" or "formal
+    second-person address"; concepts never judge quality. Most important first, one concept per item."""
+
+    task: str = dspy.InputField(desc=TASK_DESC)
+    kind: Literal["instruction", "response"] = dspy.InputField(
+        desc="Whether the text is the source text (instruction) or a translation of it (response)."
+    )
+    text: str = dspy.InputField(desc="The text to analyse, in any language.")
+    concepts: list[str] = dspy.OutputField(desc="Linguistic concepts in English, most important first.")
+
+
 class TranslateToEnglish(dspy.Signature):
     """Translate the text into English.
 
@@ -49,16 +66,17 @@ class ResponseToInstructionChecklist(dspy.Signature):
 
     Read the response and the concepts of the instruction it answers. List criteria that this response brings
     into play but that the instruction does not state: content it includes, claims it makes, choices of form or
-    style it takes, and whether those serve the instruction's concepts. Each item is an open question that
-    refers to the actual text (quote or name the specific part) and can be answered by reading it. Questions
+    style it takes, and whether those serve the instruction's concepts. Each item is an open question about
+    the response's own words: quote the part it asks about (a one-word response is quoted whole), never
+    "the instruction's concepts" in the abstract, and it can be answered by reading the text. Questions
     must not prejudge quality: ask "Does the second step's value follow from the first?" rather than "Why is
-    the second step wrong?". Write 3 to 6 questions in English."""
+    the second step wrong?". Write 1 to 3 questions in English: one is enough for a one-word answer."""
 
     task: str = dspy.InputField(desc=TASK_DESC)
     instruction_concepts: list[str] = dspy.InputField(desc="Generic concepts of the instruction.")
     response: str = dspy.InputField(desc="The response, translated into English.")
     checklist: list[str] = dspy.OutputField(
-        desc="3 to 6 open, text-specific evaluation questions in English."
+        desc="1 to 3 open evaluation questions in English, each quoting the response."
     )
 
 
@@ -69,13 +87,14 @@ class InstructionToResponseChecklist(dspy.Signature):
     explicitly or implicitly (requested content, constraints, format, language, audience, correctness
     conditions), and turn each requirement into a question about how the response's concepts meet it. Each
     item is an open question that refers to the actual instruction text and can be answered by reading the
-    response. Questions must not prejudge quality. Write 3 to 6 questions in English."""
+    response. Questions must not prejudge quality. Write 1 to 6 questions in English, as many as the
+    instruction has requirements: a one-line question has one or two."""
 
     task: str = dspy.InputField(desc=TASK_DESC)
     instruction: str = dspy.InputField(desc="The instruction, translated into English.")
     response_concepts: list[str] = dspy.InputField(desc="Generic concepts of the response being evaluated.")
     checklist: list[str] = dspy.OutputField(
-        desc="3 to 6 open, text-specific evaluation questions in English."
+        desc="1 to 6 open, text-specific evaluation questions in English, one per requirement."
     )
 
 
@@ -98,6 +117,10 @@ class PointwiseJudgment(dspy.Signature):
     )
     feedback: str = dspy.OutputField(desc="Concise feedback that justifies the score.")
     score: int = dspy.OutputField(desc="One integer level from the scale.")
+    # Appended (saved programs restore field descriptions by position): without the languages a small
+    # judge cannot tell a translation into the wrong language from a right one.
+    source_language: str = dspy.InputField(desc="The language of the instruction or source text.")
+    response_language: str = dspy.InputField(desc="The language the response must be written in.")
 
 
 class PairwiseJudgment(dspy.Signature):
@@ -119,3 +142,22 @@ class PairwiseJudgment(dspy.Signature):
     answers: list[str] = dspy.OutputField(desc="Short answers to the most discriminating checklist items.")
     feedback: str = dspy.OutputField(desc="Concise comparative feedback that justifies the verdict.")
     verdict: Literal["A", "B"] = dspy.OutputField(desc="The better response: A or B.")
+
+
+class GradeResponse(dspy.Signature):
+    """Decide whether one response does what the instruction asks, using its checklist.
+
+    The instruction and the response are given in their original languages; read them as written. The
+    checklist's questions point at what to look at; answer them for yourself, then decide. A response that is
+    wrong, off-topic, refuses, or is in the wrong language does not do what is asked. Judge this response on
+    its own: no other response is shown, and how long or polite it is does not matter."""
+
+    task: str = dspy.InputField(desc=TASK_DESC)
+    criteria: str = dspy.InputField(desc="What a good response does, as declared by the task.")
+    instruction: str = dspy.InputField(desc="The instruction, untranslated.")
+    response: str = dspy.InputField(desc="The response to grade, untranslated.")
+    checklist: list[str] = dspy.InputField(desc="Evaluation questions for this response.")
+    fulfils: Literal["yes", "partly", "no"] = dspy.OutputField(
+        desc="yes: it does what is asked; partly: with a real flaw; no: it does not."
+    )
+    feedback: str = dspy.OutputField(desc="One or two sentences naming what decided the grade.")

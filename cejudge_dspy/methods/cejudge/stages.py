@@ -18,12 +18,25 @@ class Concepts(Stage):
     signature = sig.ExtractConcepts
     label = "concepts"
     max_concepts = 4
+    max_tokens = 128  # measured: 27 output tokens on average
 
     def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
         concepts = clean_list(pred.concepts, "concepts")
         # The method asks for 1-4; extra concepts from a verbose model are dropped, not failed.
         pred.concepts = concepts[: self.max_concepts]
         return pred
+
+
+class LinguisticConcepts(Concepts):
+    """The concepts stage of a task declared with `concepts = "linguistic"` (the paper's LitEval prompt).
+
+    The paper asks for no number of linguistic concepts; a list is cut at `max_concepts` so that a
+    looping small model cannot flood the checklist prompts."""
+
+    signature = sig.ExtractLinguisticConcepts
+    label = "linguistic concepts"
+    max_concepts = 10
+    max_tokens = 256
 
 
 class Translate(Stage):
@@ -42,6 +55,7 @@ class ChecklistFromResponse(Stage):
 
     signature = sig.ResponseToInstructionChecklist
     label = "checklist response→instruction"
+    max_tokens = 384  # measured: about 100 output tokens for 3-6 questions
 
     def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
         pred.checklist = clean_list(pred.checklist, "checklist")
@@ -53,6 +67,20 @@ class ChecklistFromInstruction(ChecklistFromResponse):
 
     signature = sig.InstructionToResponseChecklist
     label = "checklist instruction→response"
+
+
+class GradeJudgment(Stage):
+    """The graded judgment: one response on its own, yes / partly / no, read with probabilities."""
+
+    signature = sig.GradeResponse
+    label = "grade"
+    probabilities = True
+    max_tokens = 192
+
+    def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
+        if pred.fulfils not in ("yes", "partly", "no"):
+            raise ValueError(f"grade {pred.fulfils!r} is not yes, partly or no")
+        return pred
 
 
 class ScoreJudgment(Stage):

@@ -4,20 +4,16 @@ from cejudge_dspy.methods.checkeval.answers import parse_answer, share_of_yes
 from cejudge_dspy.methods.checkeval.build import build_checklist
 from cejudge_dspy.methods.checkeval.checklist import Checklist, Question, default_checklist_path
 from cejudge_dspy.methods.checkeval.judge import (
-    CEJudgeCheckEval,
     CheckEvalJudge,
-    cejudge_checkeval_program,
     checkeval_program,
     resolve_checklist,
 )
 
 __all__ = [
-    "CEJudgeCheckEval",
     "CheckEvalJudge",
     "Checklist",
     "Question",
     "build_checklist",
-    "cejudge_checkeval_program",
     "checkeval_program",
     "default_checklist_path",
     "parse_answer",

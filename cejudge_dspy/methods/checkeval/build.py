@@ -1,13 +1,17 @@
 """CheckEval's checklist: built once per task, saved, reviewed by a person, then used to judge every item.
 
   seed yes/no questions per sub-dimension (declared in programs/<task>.toml; Yes always means better)
-  -> diversify | elaborate                 (per sub-dimension, both at once, each from the seeds only)
-  -> exact repeats dropped, then one LLM filter call per sub-dimension over the generated questions
+  -> diversify | elaborate                 (per sub-dimension, all at once, each from the seeds only)
+  -> exact repeats dropped, then one LLM filter call per sub-dimension over the generated questions,
+     the sub-dimensions of a dimension in turn, each shown every question the dimension already holds
   -> Checklist: every question with its origin, kept or dropped and why -> checklists/<task>.json
 
-Seeds are human-written, so they are always kept; the filter only judges generated questions. Stage
-attributes of `ChecklistBuilder` (`diversify`, `elaborate`, `filter`) key its saved state. The stages
-live in stages.py, the `Checklist` data in checklist.py.
+Seeds are human-written, so they are always kept; the filter only judges generated questions. A failed
+filter call is retried once, one candidate per call; a candidate still without a decision is recorded as
+"filter_failed" (left out until a person keeps it with `cejudge checklist review`), and the failure with
+the retry's outcome goes into `Checklist.failures`. Stage attributes of `ChecklistBuilder` (`diversify`,
+`elaborate`, `filter`) key its saved state. The stages live in stages.py, the `Checklist` data in
+checklist.py.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ from cejudge_dspy.methods.stages import Stage, StageFailure
 from cejudge_dspy.sync import run_sync
 from cejudge_dspy.tasks import Dimension, SubDimension, TaskSpec, load_task
 
+Generated = list[tuple[str, str]]  # (question text, origin)
+
 
 class ChecklistBuilder(dspy.Module):
     """Augments and filters a task's seed questions; returns a reviewable `Checklist`."""
@@ -46,8 +52,7 @@ class ChecklistBuilder(dspy.Module):
         spec = load_task(task)
         _require_dimensions(spec)
         failures: dict[str, str] = {}
-        subs = [(d, s) for d in spec.dimensions for s in d.subdimensions]
-        groups = await asyncio.gather(*(self._subdimension(spec, d, s, augment, failures) for d, s in subs))
+        groups = await asyncio.gather(*(self._dimension(spec, d, augment, failures) for d in spec.dimensions))
         lm = dspy.settings.lm
         return Checklist(
             spec.name,
@@ -55,15 +60,44 @@ class ChecklistBuilder(dspy.Module):
             [q for g in groups for q in g],
             augmented=augment,
             built_with=str(getattr(lm, "model", "")) if augment and lm else "",
-            failures=failures,
+            failures=dict(sorted(failures.items())),
         )
 
-    async def _subdimension(
-        self, spec: TaskSpec, dim: Dimension, sub: SubDimension, augment: bool, failures: dict[str, str]
+    async def _dimension(
+        self, spec: TaskSpec, dim: Dimension, augment: bool, failures: dict[str, str]
     ) -> list[Question]:
-        seeds = [Question(t, dim.name, sub.name, "seed") for t in sub.seeds]
+        seeds = {s.name: [Question(t, dim.name, s.name, "seed") for t in s.seeds] for s in dim.subdimensions}
         if not augment:
-            return seeds
+            return [q for s in dim.subdimensions for q in seeds[s.name]]
+        generated = await asyncio.gather(*(self._augment(spec, dim, s, failures) for s in dim.subdimensions))
+        # Redundancy is judged across the whole dimension, not within one sub-dimension: the filter of each
+        # sub-dimension sees every seed of the dimension and what earlier sub-dimensions kept, so the
+        # sub-dimensions are filtered in turn. Exact repeats (case, spacing, end punctuation) need no LLM.
+        accepted = [t for s in dim.subdimensions for t in s.seeds]
+        questions: list[Question] = []
+        for sub, gen in zip(dim.subdimensions, generated, strict=True):
+            # Not what earlier sub-dimensions dropped: off one sub-dimension may be on this one.
+            seen = {_norm(t) for t in accepted}
+            dropped, candidates = [], []
+            for text, origin in gen:
+                if _norm(text) in seen:
+                    dropped.append(Question(text, dim.name, sub.name, origin, False, "duplicate"))  # type: ignore[arg-type]
+                else:
+                    seen.add(_norm(text))
+                    candidates.append((text, origin))
+            inputs = subdimension_inputs(spec, dim, sub)
+            decisions = await self._filter(inputs, accepted, candidates, f"{dim.name}/{sub.name}", failures)
+            reviewed = [
+                Question(text, dim.name, sub.name, origin, d == "keep", None if d == "keep" else d)  # type: ignore[arg-type]
+                for (text, origin), d in zip(candidates, decisions, strict=True)
+            ]
+            accepted += [q.text for q in reviewed if q.kept]
+            questions += seeds[sub.name] + reviewed + dropped
+        return questions
+
+    async def _augment(
+        self, spec: TaskSpec, dim: Dimension, sub: SubDimension, failures: dict[str, str]
+    ) -> Generated:
         where = f"{dim.name}/{sub.name}"
         inputs = {**subdimension_inputs(spec, dim, sub), "seeds": list(sub.seeds)}
         # Both augmentations start from the seeds alone, as the method prescribes, so they run at once.
@@ -72,28 +106,39 @@ class ChecklistBuilder(dspy.Module):
             self._try(self.elaborate, inputs, where, failures),
         )
         generated = [(t, "diversified") for t in (div.diversified if div else [])]
-        generated += [(t, "elaborated") for t in (ela.elaborated if ela else [])]
-        # Exact repeats (case, spacing, end punctuation) need no LLM judgment.
-        seen = {_norm(t) for t in sub.seeds}
-        dropped, candidates = [], []
-        for text, origin in generated:
-            if _norm(text) in seen:
-                dropped.append(Question(text, dim.name, sub.name, origin, False, "duplicate"))
-            else:
-                seen.add(_norm(text))
-                candidates.append((text, origin))
-        decisions: list[str] = []
-        if candidates:
-            verdict = await self._try(
-                self.filter, {**inputs, "candidates": [t for t, _ in candidates]}, where, failures
-            )
-            # Unreviewed questions may ask "is it worse?": without a verdict they stay out.
-            decisions = verdict.decisions if verdict else ["filter_failed"] * len(candidates)
-        reviewed = [
-            Question(text, dim.name, sub.name, origin, d == "keep", None if d == "keep" else d)  # type: ignore[arg-type]
-            for (text, origin), d in zip(candidates, decisions, strict=True)
-        ]
-        return seeds + reviewed + dropped
+        return generated + [(t, "elaborated") for t in (ela.elaborated if ela else [])]
+
+    async def _filter(
+        self,
+        inputs: dict[str, Any],
+        accepted: list[str],
+        candidates: Generated,
+        where: str,
+        failures: dict[str, str],
+    ) -> list[str]:
+        """One decision per candidate: one call for all; when it fails, once more with one candidate per
+        call (a list of one cannot misalign, the usual failure). "filter_failed" where both failed."""
+        if not candidates:
+            return []
+        try:
+            pred = await self.filter.acall(**inputs, accepted=accepted, candidates=[t for t, _ in candidates])
+            return list(pred.decisions)
+        except StageFailure as failure:
+            first = failure.reason
+        decisions, known, last = [], list(accepted), ""
+        for text, _ in candidates:  # in turn: a candidate kept here is "accepted" for the next one
+            try:
+                decision = (await self.filter.acall(**inputs, accepted=known, candidates=[text])).decisions[0]
+            except StageFailure as failure:
+                decision, last = "filter_failed", failure.reason
+            decisions.append(decision)
+            known += [text] if decision == "keep" else []
+        unreviewed = decisions.count("filter_failed")
+        outcome = f"{len(candidates) - unreviewed} of {len(candidates)} reviewed"
+        if unreviewed:
+            outcome += f", {unreviewed} left unreviewed (filter_failed; last: {last})"
+        failures[f"{where} Filter"] = f"{first}; retried one candidate per call: {outcome}"
+        return decisions
 
     @staticmethod
     async def _try(

@@ -6,7 +6,7 @@ Built by `checklist_build.ChecklistBuilder`; answered by `checkeval.CheckEvalJud
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -16,12 +16,25 @@ from cejudge_dspy.tasks import TaskSpec, load_task
 
 Origin = Literal["seed", "diversified", "elaborated"]
 FORMAT = 1
+HUMAN = "human_review:"  # the prefix of a drop_reason set by a person, e.g. "human_review:off_dimension"
+# Why a person may drop a question (`cejudge checklist review FILE --drop N --reason CODE[: note]`): the
+# filter's own criteria, and what only a reader of the questions or of real runs can see. README lists them.
+REVIEW_REASONS = {
+    "yes_means_worse": "a Yes would mean lower quality",
+    "off_dimension": "it checks a quality other than its dimension and sub-dimension",
+    "about_source": "it asks about the source (the article, the dialogue), not the response",
+    "duplicate": "it asks what another kept question of the same dimension asks",
+    "unclear": "it cannot be answered yes or no from the texts, or it asks two things at once",
+    "unanswered": "the judge leaves it unanswered, or answers it the same for every item, in real runs",
+}
 
 
 @dataclass(frozen=True)
 class Question:
     """One checklist question. `drop_reason` is a filter decision ("yes_means_worse", "off_dimension",
-    "duplicate") or "filter_failed" when the filter call failed and the question went unreviewed."""
+    "duplicate"), "filter_failed" when the filter failed on it (the retry included) so it went unreviewed,
+    or "human_review:<REVIEW_REASONS code>" when a person dropped it. `reviewed` is True once a person
+    kept or dropped it; `review_note` is then their words."""
 
     text: str
     dimension: str
@@ -29,6 +42,13 @@ class Question:
     origin: Origin
     kept: bool = True
     drop_reason: str | None = None
+    reviewed: bool = False
+    review_note: str | None = None
+
+    @property
+    def by_person(self) -> bool:
+        """Kept or dropped by a person (files written before `reviewed` existed mark it in drop_reason)."""
+        return self.reviewed or str(self.drop_reason).startswith(HUMAN)
 
 
 @dataclass
@@ -64,6 +84,26 @@ class Checklist:
         for q in self.kept():
             grouped.setdefault((q.dimension, q.subdimension), []).append(q.text)
         return [(dim, sub, texts) for (dim, sub), texts in grouped.items()]
+
+    def review(self, number: int, keep: bool, reason: str | None = None, note: str | None = None) -> Question:
+        """A person's decision on question `number` (1-based, in file order), recorded in the question:
+        a drop needs a REVIEW_REASONS code; a keep notes what the filter had said, if it dropped it."""
+        if not 1 <= number <= len(self.questions):
+            raise IndexError(f"no question {number}: the checklist numbers them 1 to {len(self.questions)}")
+        old = self.questions[number - 1]
+        if keep:
+            was = f" (was dropped: {old.drop_reason})" if not old.kept else ""
+            new = replace(old, kept=True, drop_reason=None, reviewed=True, review_note=(note or "kept") + was)
+        else:
+            if reason not in REVIEW_REASONS:
+                raise ValueError(f"unknown drop reason {reason!r}; one of {', '.join(REVIEW_REASONS)}")
+            new = replace(old, kept=False, drop_reason=HUMAN + reason, reviewed=True, review_note=note)
+        self.questions[number - 1] = new
+        return new
+
+    def by_person(self) -> int:
+        """How many questions a person kept or dropped: a build must not overwrite such a file."""
+        return sum(q.by_person for q in self.questions)
 
     def counts(self) -> dict[str, int]:
         """Questions per origin that were kept, and dropped questions per reason: a review summary."""
@@ -139,8 +179,13 @@ class Checklist:
                         f"{source}: question {n} has no text '{attr}' (got {value!r}); "
                         "fix the entry or rebuild the checklist"
                     )
-            if not isinstance(q.kept, bool):
-                raise DataError(f"{source}: question {n}: 'kept' must be true or false, got {q.kept!r}")
+            for attr in ("kept", "reviewed"):
+                if not isinstance(getattr(q, attr), bool):
+                    raise DataError(
+                        f"{source}: question {n}: '{attr}' must be true or false, got {getattr(q, attr)!r}"
+                    )
+            if q.review_note is not None and not isinstance(q.review_note, str):
+                raise DataError(f"{source}: question {n}: 'review_note' must be text or null")
         if not self.kept():
             raise DataError(
                 f"{source}: no question is kept, so CheckEval would ask nothing; keep some questions "
@@ -159,3 +204,26 @@ def _require_dimensions(spec: TaskSpec) -> None:
         raise TaskError(
             f"task '{spec.name}' declares no [[dimensions]]; CheckEval needs dimensions with seeds"
         )
+
+
+def overwrite_hazard(path: Path) -> str | None:
+    """Why a build must not overwrite `path`, or None (no file there, or an unreviewed build)."""
+    if not path.exists():
+        return None
+    try:
+        checklist = Checklist.from_dict(json.loads(path.read_bytes().decode("utf-8")))
+    except (ValueError, TypeError, AttributeError):
+        return "is not a checklist file this version reads"
+    n = checklist.by_person()
+    return f"holds a person's review ({n} question(s) kept or dropped by hand)" if n else None
+
+
+def beside(path: Path) -> Path:
+    """Where a build goes instead of `path`: `<name>.new.json`, else `<name>.new-2.json`, ..., the first
+    path that is free or holds only an unreviewed build."""
+    n = 1
+    while True:
+        target = path.with_name(f"{path.stem}.new{'' if n == 1 else f'-{n}'}{path.suffix}")
+        if overwrite_hazard(target) is None:
+            return target
+        n += 1

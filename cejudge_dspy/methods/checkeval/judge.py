@@ -5,9 +5,9 @@ One item's journey:
   -> AnswerQuestions per sub-dimension                         (all at once)
   -> parse each answer to yes / no / missing (missing is recorded and excluded, never guessed)
   -> dimension score = Yes / answered within the dimension; score = Yes / answered over all questions
-`cejudge-checkeval` answers CE-Judge's generated checklist the same way. The stage attribute `answer`
-keys the saved program JSON: keep its name. The answering stage and scoring live in answers.py; the
-correlation and agreement reports over runs live in `cejudge_dspy.evaluation`.
+The stage attribute `answer` keys the saved program JSON: keep its name. The answering stage and
+scoring live in answers.py; the correlation and agreement reports over runs live in
+`cejudge_dspy.evaluation`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ import dspy
 from cejudge_dspy.errors import TaskError
 from cejudge_dspy.items import require_text
 from cejudge_dspy.languages import normalize_language
-from cejudge_dspy.methods.cejudge import CEJudgeProgram, findings
 from cejudge_dspy.methods.checkeval.answers import (
     Answer,
     _ask,
@@ -33,11 +32,9 @@ from cejudge_dspy.methods.checkeval.answers import (
 from cejudge_dspy.methods.checkeval.checklist import Checklist, default_checklist_path
 from cejudge_dspy.methods.checkeval.stages import subdimension_inputs
 from cejudge_dspy.methods.readings import check_decision
-from cejudge_dspy.methods.stages import StageFailure
 from cejudge_dspy.results import Decision, JudgeResult, decide, unparsed
 from cejudge_dspy.sync import run_sync
 from cejudge_dspy.tasks import TaskSpec, load_task
-from cejudge_dspy.translate.translators import Translator
 from cejudge_dspy.usage import Usage, about, collecting
 
 
@@ -115,94 +112,6 @@ class CheckEvalJudge(dspy.Module):
         return run_sync(self.aforward(**kwargs))
 
 
-# The two CE-Judge checklist directions, presented to AnswerQuestions as sub-dimensions of the criteria.
-_DIRECTIONS = {
-    "response_to_instruction": "Questions raised by the response itself: its content, claims and choices.",
-    "instruction_to_response": "Questions about how the response meets what the instruction requires.",
-}
-
-
-class CEJudgeCheckEval(CEJudgeProgram):
-    """Hybrid: CE-Judge's concepts, translations and checklists, answered yes/no; score = share of Yes.
-
-    Reuses the CE-Judge stages (`concepts`, `translate`, `checklist_r2i`, `checklist_i2r`) and replaces the
-    scored judgment with `answer`, one call per checklist direction. CE-Judge questions are written not to
-    prejudge quality, but unlike CheckEval's filtered checklist a "yes" is not guaranteed to mean better.
-    """
-
-    mode = "pointwise"
-
-    def __init__(
-        self,
-        task: str | TaskSpec = "literary",
-        translator: str | Translator = "llm",
-        decision: Decision = "probability",
-    ) -> None:
-        super().__init__(task, translator)
-        self.decision = check_decision(decision)
-        self.answer = Answer()
-
-    async def aforward(
-        self, instruction: str, response: str, language: str = "en", response_language: str | None = None
-    ) -> dspy.Prediction:
-        instruction, response = require_text(instruction, "instruction"), require_text(response, "response")
-        language = normalize_language(language)
-        response_language = normalize_language(response_language) if response_language else language
-        usage = Usage()
-        found: dict[str, Any] = {"usage": usage, "method": "cejudge-checkeval"}
-        expected = self._calls_to_understand(language, response_language) + len(_DIRECTIONS)
-        with collecting(usage, expected_calls=expected):
-            try:
-                seen = await self._understand(instruction, response, language, response_language, "response")
-            except StageFailure as failure:
-                return unparsed(
-                    "pointwise", failure.stage, failure.reason, failure.raw, **found
-                ).to_prediction()
-            found |= findings(usage, response=seen)
-            parts = seen.checklist_parts
-            groups = [("criteria", d, parts[d]) for d in _DIRECTIONS]
-            # The checklist questions stand for the task's criteria; each direction is one sub-dimension call.
-            base = dict(
-                task=self.spec.task,
-                dimension="criteria",
-                dimension_definition=self.spec.criteria,
-                instruction=instruction,
-                response=response,
-            )
-            outcomes = await asyncio.gather(
-                *(
-                    about(
-                        d.replace("_to_", "→").replace("_", " "),
-                        _ask(
-                            self.answer,
-                            {
-                                **base,
-                                "subdimension": d,
-                                "subdimension_definition": _DIRECTIONS[d],
-                                "questions": qs,
-                            },
-                        ),
-                    )
-                    for _, d, qs in groups
-                )
-            )
-        details = _details(groups, outcomes)
-        score, details["direction_scores"] = _scores(details["answers"], "subdimension")
-        if score is None:
-            return unparsed(
-                "pointwise", "Answer", _unanswered(details), details=details, **found
-            ).to_prediction()
-        result = JudgeResult(
-            mode="pointwise",
-            status="ok",
-            score=score,
-            details=details,
-            probabilities=checklist_probabilities(details, "subdimension"),
-            **found,
-        )
-        return decide(result, self.decision).to_prediction()
-
-
 def resolve_checklist(spec: TaskSpec, checklist: Checklist | str | Path | None) -> Checklist:
     """A Checklist as given, loaded from a path, the task's default file when it exists, else the seeds."""
     if isinstance(checklist, Checklist):
@@ -220,9 +129,3 @@ def checkeval_program(
     **_: Any,
 ) -> dspy.Module:
     return CheckEvalJudge(spec, checklist=resolve_checklist(spec, checklist), decision=decision)
-
-
-def cejudge_checkeval_program(
-    spec: TaskSpec, translator: str = "llm", decision: Decision = "probability", **_: Any
-) -> dspy.Module:
-    return CEJudgeCheckEval(spec, translator=translator, decision=decision)

@@ -15,7 +15,8 @@ from cejudge_dspy.methods.cejudge.signatures import TASK_DESC
 from cejudge_dspy.methods.stages import Stage, clean_list
 from cejudge_dspy.tasks import Dimension, SubDimension, TaskSpec
 
-# What the filter may decide; "filter_failed" is added by the builder when the filter call itself failed.
+# What the filter may decide; "filter_failed" is added by the builder when the filter call failed, the
+# retry included, so the question went unreviewed.
 DECISIONS = ("keep", "yes_means_worse", "off_dimension", "duplicate")
 
 
@@ -47,8 +48,9 @@ class DiversifyQuestions(SubDimensionSignature):
 
     Each seed question checks one aspect of the sub-dimension. Write new questions about other aspects of the
     same sub-dimension, not rewordings of the seeds. Every question asks about one thing, can be answered with
-    yes or no by reading the texts being evaluated, and is phrased so that "yes" means better quality. Stay
-    inside the sub-dimension: do not ask about other qualities of the text."""
+    yes or no by reading the texts being evaluated, and is phrased so that "yes" means better quality. Ask
+    about the response (compared with its source where the sub-dimension needs it), never about the source
+    alone. Stay inside the sub-dimension: do not ask about other qualities of the text."""
 
     seeds: list[str] = dspy.InputField(desc="The seed yes/no questions of the sub-dimension.")
     diversified: list[str] = dspy.OutputField(
@@ -62,7 +64,8 @@ class ElaborateQuestions(SubDimensionSignature):
     For each seed question, write questions that check one part or one concrete case of it, so that together
     they examine the seed in more detail than the seed alone. Every question asks about one thing, can be
     answered with yes or no by reading the texts being evaluated, and is phrased so that "yes" means better
-    quality. Stay inside the sub-dimension."""
+    quality. Ask about the response (compared with its source where the sub-dimension needs it), never about
+    the source alone. Stay inside the sub-dimension."""
 
     seeds: list[str] = dspy.InputField(desc="The seed yes/no questions of the sub-dimension.")
     elaborated: list[str] = dspy.OutputField(
@@ -75,11 +78,16 @@ class FilterQuestions(SubDimensionSignature):
 
     Give exactly one decision per candidate, in the candidates' order:
     - "yes_means_worse": a "yes" answer would mean lower quality (e.g. "Does the text contain errors?").
-    - "off_dimension": the question checks a quality other than this sub-dimension of this dimension.
-    - "duplicate": it asks the same thing as a seed question or as an earlier candidate.
+    - "off_dimension": the question checks a quality other than this sub-dimension of this dimension, or it
+      asks about the source text alone instead of the response being evaluated.
+    - "duplicate": it asks the same thing as an accepted question (from any sub-dimension of the dimension)
+      or as an earlier candidate.
     - "keep": none of the above applies."""
 
-    seeds: list[str] = dspy.InputField(desc="The seed questions, already accepted.")
+    accepted: list[str] = dspy.InputField(
+        desc="Questions already in the checklist for this dimension, from all of its sub-dimensions: "
+        "its seed questions and the generated questions kept so far."
+    )
     candidates: list[str] = dspy.InputField(desc="The generated questions to review, in order.")
     # list[str], not list[Literal]: a strict Literal fails the call on "Keep" or "keep."; check() maps them.
     decisions: list[str] = dspy.OutputField(

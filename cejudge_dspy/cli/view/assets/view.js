@@ -27,6 +27,13 @@ const fmt = (v, digits = 3) =>
 const pct = (v) => (v === null || v === undefined ? "–" : `${(100 * v).toFixed(1)}%`);
 const int = (v) => (v === null || v === undefined ? "–" : Number(v).toLocaleString("en"));
 const badge = (text, cls) => el("span", { class: `badge ${cls || String(text).replace(/\s+/g, "-")}`, text });
+function decisionText(d) {
+  if (!d) return "argmax";
+  const counts = (obj) => Object.entries(obj || {}).map(([k, v]) => `${k.replace(/_/g, " ")} ${v}`).join(", ");
+  return [d.rule + (d.tie_band !== null && d.tie_band !== undefined ? ` (tie band ${d.tie_band})` : ""),
+    d.decided_by ? `decided: ${counts(d.decided_by)}` : null, d.probabilities ? `probabilities: ${counts(d.probabilities)}` : null]
+    .filter(Boolean).join(" · ");
+}
 function svgChart(svg, cls) {
   const box = el("div", { class: `chart ${cls || ""}` });
   box.innerHTML = svg; // drawn by vl-convert from our own specification
@@ -61,7 +68,7 @@ function renderRun(main, run) {
   const o = run.overview, s = run.summary;
   const facts = [
     ["task", `${o.task} (${o.mode}, metric: ${o.metric})`], ["method", o.method], ["backbone", o.backbone],
-    ["program", o.program], ["items", `${o.n_items} · ok ${o.n_ok} · unparsed ${o.n_unparsed} · errors ${o.n_error}`],
+    ["program", o.program], ["decision rule", decisionText(o.decision)], ["items", `${o.n_items} · ok ${o.n_ok} · unparsed ${o.n_unparsed} · errors ${o.n_error}`],
     ["LM calls", `${int(o.calls)} (${int(o.cached)} cached)`],
     ["tokens", `${int(o.prompt_tokens)} prompt · ${int(o.completion_tokens)} completion`],
     ["item time (sum)", `${fmt(o.item_seconds, 1)} s`],
@@ -102,7 +109,23 @@ function statCards(run) {
     if (s.position_consistency) cards.push(stat("position consistency", pct(s.position_consistency.value), "same verdict in both orders"));
     if (s.share_shown_A) cards.push(stat("A said (shown order)", pct(s.share_shown_A.value), "0.5 = no position preference"));
     if (s.share_final_A) cards.push(stat("final verdict A", pct(s.share_final_A.value)));
-    if (s.share_tie) cards.push(stat("ties (orders disagree)", pct(s.share_tie.value), `${run.filters.outcomes.tie || 0} item(s)`));
+    const byBand = o.decision && o.decision.rule === "probability"; // a probability tie lies inside the tie band
+    if (s.share_tie) cards.push(stat(byBand ? "ties (p(A) inside the tie band)" : "ties (orders disagree)", pct(s.share_tie.value), `${run.filters.outcomes.tie || 0} item(s)`));
+  }
+  const rules = s.decision_rules;
+  if (rules) {
+    for (const rule of ["argmax", "probability"]) {
+      const r = rules[rule] || {};
+      const m = r.overall || ((r.dimensions || {}).overall || {}).spearman;
+      cards.push(el("div", { class: "stat rule", "data-rule": rule }, el("div", { class: "k", text: `${s.metric} · ${rule} rule` }),
+        el("div", { class: "v", text: fmt(m ? m.value : null) }),
+        el("div", { class: "n", text: o.mode === "pairwise" && r.share_tie ? `ties ${pct(r.share_tie.value)}` : r.constant_dimensions ? `constant dimensions ${r.constant_dimensions.length}` : r.distinct_scores !== undefined ? `${r.distinct_scores} distinct scores` : "" })));
+    }
+    const cal = rules.calibration;
+    if (cal && cal.n) {
+      const band = cal.tie_band_on_these_items || {};
+      cards.push(stat("calibration error (ECE)", fmt(cal.ece), `${cal.n} items · best tie band here ${fmt(band.tie_band, 2)}`));
+    }
   }
   cards.push(stat("unparsed", String(o.n_unparsed), "excluded from metrics", o.n_unparsed ? "warn" : ""));
   cards.push(stat("errors", String(o.n_error), "rerun resumes these", o.n_error ? "bad" : ""));
@@ -136,6 +159,7 @@ function itemsSection(run) {
   const cols = [
     ["id", "id"], ["language", "language"], ["gold", "gold"], ["judge", pairwise ? "verdict" : "score"],
     ...(pairwise ? [["verdict_AB", "A/B"], ["verdict_BA", "B/A"]] : []),
+    ...(run.rows.some((r) => r.decided_by) ? [...(pairwise ? [["p_A", "p(A)", "num"]] : []), ["argmax", "argmax"]] : []),
     ["outcome", "outcome"], ["seconds", "seconds", "num"], ["calls", "calls", "num"],
   ];
   const tbody = el("tbody");
@@ -231,6 +255,39 @@ function checklistBlock(name, res) {
   return el("div", { class: "checklist-block", "data-response": name }, el("div", { class: "label", text: `${name} (${res.checklists[name].length})` }), list(res.checklists[name]));
 }
 
+// What the judge's token probabilities said, beside its argmax answer; nothing for records without them.
+function probabilitySection(res, pairwise) {
+  const p = res.probabilities, kept = res.argmax || {};
+  if (!p) return [];
+  const kv = (rows) => el("table", { class: "kv" }, el("tbody", {}, rows.filter(Boolean).map(([k, v]) => el("tr", {}, el("td", { text: k }), el("td", { text: v })))));
+  const out = [el("h3", { text: "Token probabilities" })];
+  const head = [["decided by", `${res.decision} rule`], ["probabilities", p.status.replace(/_/g, " ") + (p.reason ? ` (${p.reason})` : "")]];
+  if (pairwise) {
+    out.push(kv([...head, ...(p.status === "ok" ? [["p(A)", fmt(p.p_a)], ["confidence", fmt(p.confidence)], ["tie band", fmt(p.tie_band)],
+      ["probability verdict", fmt(p.verdict)]] : []), ["argmax verdict", fmt(kept.verdict)]]));
+    return [el("div", { class: "probabilities" }, out)];
+  }
+  const dims = (res.details || {}).dimensions;
+  if (dims && typeof dims === "object" && !Array.isArray(dims)) { // G-Eval: one Likert call per dimension
+    out.push(kv(head), el("table", { class: "geval" }, el("thead", {}, el("tr", {}, ["dimension", "argmax", "expected", "distribution"].map((h) => el("th", { text: h })))),
+      el("tbody", {}, Object.entries(dims).map(([d, r]) => el("tr", { "data-dimension": d }, el("td", { text: d }), el("td", { class: "num", text: fmt(r.score) }),
+        el("td", { class: "num", text: fmt(r.expected) }),
+        el("td", {}, r.probabilities === "ok" ? distribution(r.distribution) : el("span", { class: "muted", text: r.reason || r.probabilities })))))));
+  } else if (p.dimension_scores && Object.keys(p.dimension_scores).length) { // CheckEval: mean P(yes) per dimension
+    out.push(kv([...head, ...Object.entries(p.dimension_scores).map(([d, v]) => [d, `mean P(yes) ${fmt(v)} · share of Yes ${fmt((kept.dimension_scores || {})[d])}`])]));
+  } else {
+    out.push(kv([...head, ...(p.status === "ok" ? [["expected score", fmt(p.score)]] : []), ["argmax score", fmt(kept.score)]]));
+    if (p.distribution && Object.keys(p.distribution).length) out.push(distribution(p.distribution));
+  }
+  return [el("div", { class: "probabilities" }, out)];
+}
+
+function distribution(dist) {
+  return el("table", { class: "distribution" }, el("tbody", {}, Object.entries(dist).map(([level, q]) => el("tr", { "data-level": level },
+    el("td", { class: "num", text: level }), el("td", { class: "num", text: fmt(q) }),
+    el("td", { class: "bar-cell" }, el("div", { class: "bar", style: `width:${(100 * q).toFixed(1)}%` }))))));
+}
+
 function itemDetail(run, item, rec, res, row) {
   const out = [];
   const pairwise = item.mode === "pairwise";
@@ -240,6 +297,8 @@ function itemDetail(run, item, rec, res, row) {
     el("div", {}, el("div", { class: "label", text: pairwise ? "judge verdict" : "judge score" }), el("strong", { text: fmt(pairwise ? res.verdict : res.score) })),
     pairwise ? el("div", {}, el("div", { class: "label", text: "consistent across orders" }), el("strong", { text: fmt(res.consistent) })) : null,
     el("div", {}, el("div", { class: "label", text: "seconds" }), el("strong", { text: fmt(rec.seconds, 2) }))));
+
+  out.push(...probabilitySection(res, pairwise));
 
   // What went wrong, first: the stage, the reason, the raw output.
   const problems = [];
@@ -265,14 +324,30 @@ function itemDetail(run, item, rec, res, row) {
   const lists = Object.keys(res.checklists || {});
   if (lists.length) out.push(el("h3", { text: "Checklists" }), el("div", { class: lists.length > 1 ? "cols" : "" }, lists.map((name) => checklistBlock(name, res))));
 
+  const grades = Object.entries(res.grades || {});
+  if (grades.length) {
+    // The graded judgment: each response judged alone; the orders below ran only if the grades tied.
+    const by = (res.decided_by || {})[res.decision] || "";
+    out.push(el("h3", { text: "Grades (each response judged on its own)" }),
+      el("p", { class: "muted", text: by === "grades" ? "The grades decided this item: no order was shown." : "The grades did not separate the two: the pairwise judgment decided." }));
+    for (const [name, g] of grades)
+      out.push(el("div", { class: "grade", "data-response": name },
+        el("strong", { text: `${name.toUpperCase()}: ${g.label === null ? "no grade" : g.label}` }),
+        g.p_value !== null && g.p_value !== undefined ? el("span", { class: "p-first", text: ` · expected grade ${fmt(g.p_value)}` }) : null,
+        g.error ? el("span", { class: "muted", text: ` · ${g.error}` }) : null,
+        g.feedback ? el("p", { text: g.feedback }) : null));
+  }
+
   if ((res.orders || []).length) {
     out.push(el("h3", { text: "Judgment per order" }));
     for (const o of res.orders)
       out.push(el("div", { class: "order", "data-order": o.order },
-        el("div", {}, el("strong", { text: `order ${o.order}` }), ` · said ${fmt(o.shown_verdict)} → verdict ${fmt(o.verdict)}`),
+        el("div", {}, el("strong", { text: `order ${o.order}` }), ` · said ${fmt(o.shown_verdict)} → verdict ${fmt(o.verdict)}`,
+          o.p_first !== null && o.p_first !== undefined ? el("span", { class: "p-first", text: ` · P(first better) ${fmt(o.p_first)}` })
+            : o.probability_error ? el("span", { class: "muted", text: ` · no probability (${o.probability_error})` }) : null),
         o.feedback ? el("p", { text: o.feedback }) : null,
         o.answers && o.answers.length ? [el("div", { class: "label", text: "checklist answers" }), el("ol", { class: "checklist" }, o.answers.map((a) => el("li", { text: a })))] : null));
-  } else if (res.feedback || (res.answers || []).length) {
+  } else if (!grades.length && (res.feedback || (res.answers || []).length)) {
     out.push(el("h3", { text: "Judgment" }), res.feedback ? el("p", { text: res.feedback }) : null,
       (res.answers || []).length ? el("ol", { class: "checklist" }, res.answers.map((a) => el("li", { text: a }))) : null);
   }
@@ -282,9 +357,11 @@ function itemDetail(run, item, rec, res, row) {
     out.push(el("h3", { text: "CheckEval answers" }));
     if (res.dimension_scores && Object.keys(res.dimension_scores).length)
       out.push(el("p", {}, Object.entries(res.dimension_scores).map(([k, v]) => [badge(`${k} ${fmt(v, 2)}`, "scored"), " "])));
-    out.push(el("table", { class: "answers" }, el("thead", {}, el("tr", {}, ["dimension", "sub-dimension", "question", "answer"].map((h) => el("th", { text: h })))),
+    const withP = answers.some((a) => a.p_yes !== null && a.p_yes !== undefined);
+    out.push(el("table", { class: "answers" }, el("thead", {}, el("tr", {}, ["dimension", "sub-dimension", "question", "answer", ...(withP ? ["P(yes)"] : [])].map((h) => el("th", { text: h })))),
       el("tbody", {}, answers.map((a) => el("tr", {}, el("td", { text: a.dimension }), el("td", { text: a.subdimension }), el("td", { text: a.question }),
-        el("td", {}, a.answer === null || a.answer === undefined ? badge("none", "none") : badge(String(a.answer).toLowerCase())))))));
+        el("td", {}, a.answer === null || a.answer === undefined ? badge("none", "none") : badge(String(a.answer).toLowerCase())),
+        withP ? el("td", { class: "num p-yes", text: fmt(a.p_yes) }) : null)))));
   }
 
   const u = res.usage;
@@ -308,7 +385,7 @@ function renderComparison(main, c) {
     main.append(el("section", { class: "card compare-test" },
       el("h2", { text: `${t.a} vs ${t.b}` }),
       el("div", { class: "subtitle", text: `${t.common_items} common items · only in ${t.a}: ${t.only_a} · only in ${t.b}: ${t.only_b}` }),
-      el("table", {}, el("thead", {}, el("tr", {}, ["language", "n", t.a, t.b, "agreement", testName].map((h, i) => el("th", { class: i ? "num" : "", text: h })))),
+      el("table", {}, el("thead", {}, el("tr", {}, [t.by || "language", "n", t.a, t.b, "agreement", testName].map((h, i) => el("th", { class: i ? "num" : "", text: h })))),
         el("tbody", {}, t.rows.map((r) => el("tr", {}, el("td", { text: r.language }), el("td", { class: "num", text: r.n }),
           el("td", { class: "num", text: fmt(r.a.value) }), el("td", { class: "num", text: fmt(r.b.value) }), el("td", { class: "num", text: fmt(r.agreement.value) }),
           el("td", { class: "num", text: c.metric === "accuracy" ? fmt(r.test.p_value) : `${fmt(r.test.value)} (p ${fmt(r.test.p_value)})` })))))));

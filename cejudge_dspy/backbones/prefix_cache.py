@@ -1,0 +1,82 @@
+"""A cache of llama.cpp states keyed by token prefix, so a call re-reads only what differs from an
+earlier prompt.
+
+Why: a CE-Judge item makes 10-14 calls that alternate between stages (concepts, translation, the two
+checklists, grades, verdicts). Every stage's prompt starts with the same few hundred tokens (the
+adapter's field list and the stage's instruction, then the task's wording), but llama.cpp reuses
+only the *previous* prompt's prefix, and the previous call was almost always another stage: measured,
+consecutive prompts shared 11-35 tokens, and about 70% of an item's time was prompt reading.
+Restoring the state of the most similar earlier prompt first turns that into a prefix of hundreds.
+
+llama-cpp-python's own `LlamaRAMCache` does the lookup, but every state it keeps also holds a copy
+of the model's logits buffer (n_batch x vocabulary floats: 311 MB for Qwen's 151,936 tokens),
+uncounted by its capacity. Those logits are never needed: llama.cpp re-evaluates at least the last
+prompt token after a restore, so sampling always starts from fresh logits. This cache keeps a
+one-row stand-in instead (it broadcasts in `Llama.load_state`) and counts the state bytes it keeps.
+
+The interface is the one `Llama.set_cache` expects of `llama_cpp.BaseLlamaCache`.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+DEFAULT_PROMPT_CACHE_BYTES = 1 << 30  # about 40-60 prompt states of the 1.5B model (~28 KB per token)
+
+
+def common_prefix(a: np.ndarray, b: np.ndarray) -> int:
+    """The number of leading tokens two token arrays share."""
+    n = min(len(a), len(b))
+    if n == 0:
+        return 0
+    differ = np.flatnonzero(a[:n] != b[:n])
+    return int(differ[0]) if len(differ) else n
+
+
+class PrefixStateCache:
+    """Least-recently-used llama.cpp states, looked up by the longest shared token prefix."""
+
+    def __init__(self, capacity_bytes: int = DEFAULT_PROMPT_CACHE_BYTES) -> None:
+        self.capacity_bytes = capacity_bytes
+        self._states: OrderedDict[tuple[int, ...], tuple[np.ndarray, Any]] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def cache_size(self) -> int:
+        return sum(int(state.llama_state_size) for _, state in self._states.values())
+
+    def _longest(self, key: Sequence[int]) -> tuple[tuple[int, ...] | None, int]:
+        tokens = np.asarray(key, dtype=np.int64)
+        best, best_len = None, 0
+        for k, (array, _) in self._states.items():
+            shared = common_prefix(array, tokens)
+            if shared > best_len:
+                best, best_len = k, shared
+        return best, best_len
+
+    def __contains__(self, key: Sequence[int]) -> bool:
+        return self._longest(key)[0] is not None
+
+    def __getitem__(self, key: Sequence[int]) -> Any:
+        found, _ = self._longest(key)
+        if found is None:
+            self.misses += 1
+            raise KeyError("no cached prompt shares a prefix")
+        self.hits += 1
+        self._states.move_to_end(found)
+        return self._states[found][1]
+
+    def __setitem__(self, key: Sequence[int], state: Any) -> None:
+        key = tuple(int(t) for t in key)
+        scores = getattr(state, "scores", None)
+        if isinstance(scores, np.ndarray) and scores.ndim == 2 and scores.shape[0] > 1:
+            state.scores = np.zeros((1, scores.shape[1]), dtype=scores.dtype)  # see the module docstring
+        self._states.pop(key, None)
+        self._states[key] = (np.asarray(key, dtype=np.int64), state)
+        while self.cache_size > self.capacity_bytes and len(self._states) > 1:
+            self._states.popitem(last=False)
