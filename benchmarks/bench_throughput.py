@@ -103,7 +103,7 @@ def bench_mode(mode: str, items: list[Item], args: argparse.Namespace, model: di
     print(HEADER)
     for conc in args.concurrency:
         # Enough items for ~4 waves at this concurrency; the slow low-concurrency runs take a prefix.
-        subset = items[: max(args.min_items, 4 * conc)]
+        subset = items[: max(args.min_items, args.per_slot * conc)]
         for key, (name, factory, sequential) in PIPELINES[mode].items():
             if key in args.pipelines:
                 runs[key, conc] = r = run(
@@ -117,7 +117,7 @@ def bench_mode(mode: str, items: list[Item], args: argparse.Namespace, model: di
 def report(mode: str, runs: dict[tuple[str, int], Run], args: argparse.Namespace) -> None:
     """Calls per item and where they go, critical paths, and the numbers the issue's "done when" asks for."""
     # Calls are counted on the largest item set (every instruction group); latency at concurrency 1.
-    big = max(args.concurrency, key=lambda c: (max(args.min_items, 4 * c), -c))
+    big = max(args.concurrency, key=lambda c: (max(args.min_items, args.per_slot * c), -c))
     first = min(args.concurrency)
     print(
         f"\nLM calls per item at concurrency {big} ({runs_n(runs, big)} items; "
@@ -192,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mode", choices=("pairwise", "pointwise", "both"), default="both")
     p.add_argument("--items", type=int, default=256, help="pairwise items (~1.37 per instruction)")
     p.add_argument("--pointwise-items", type=int, default=256, help="pointwise items (1 per source)")
-    p.add_argument("--min-items", type=int, default=8, help="items at concurrency C: max(this, 4*C), capped")
+    p.add_argument("--min-items", type=int, default=8, help="items at concurrency C: max(this, K*C), capped")
+    p.add_argument("--per-slot", type=int, default=4, help="K above: items per concurrency slot")
     p.add_argument("--concurrency", type=lambda s: [int(x) for x in s.split(",")], default=[1, 4, 16, 64])
     p.add_argument(
         "--pipelines",
@@ -218,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         f"simulated latency {args.base_ms:g} ms + {args.prompt_ms:g} ms/prompt token + "
         f"{args.output_ms:g} ms/output token, "
         f"slots {args.slots or 'unlimited'}; external translation {args.translate_ms:g} ms per request; "
-        f"concurrency C judges the first max({args.min_items}, 4*C) items; load {load()}"
+        f"concurrency C judges the first max({args.min_items}, {args.per_slot}*C) items; load {load()}"
     )
     modes = ("pairwise", "pointwise") if args.mode == "both" else (args.mode,)
     for mode in modes:
