@@ -7,6 +7,10 @@
   ours/2      cejudge_dspy's judge, both orders (pairwise only)
   ours/2+ext  ours/2 with the paper's external translator: like for like with `paper`
               (pointwise: ours/1+ext)
+  ours/grad   cejudge_dspy's default pairwise judge: each response graded on its own, the pairwise
+              judgment in both orders only for pairs the grades do not separate (LLM translation)
+The ours/1, ours/2 and ours/2+ext rows use the paper's judgment (`judgment="pairwise"`), once or in both
+orders, so that their calls compare with the paper's.
 
 Every pipeline runs through `runner.judge_items` at each concurrency on the same synthetic items, whose
 repetition of instructions follows the real data (synthetic.py). The table gives LM calls, tokens and
@@ -56,9 +60,10 @@ PIPELINES: dict[str, dict[str, tuple[str, Factory, bool]]] = {
     "pairwise": {
         "a": ("paper", lambda: PaperPairwise("chat"), True),
         "b": ("seq-llm", lambda: PaperPairwise("chat", translator="llm"), True),
-        "c": ("ours/1", lambda: PairwiseJudge("chat", orders="single"), False),
-        "d": ("ours/2", lambda: PairwiseJudge("chat", orders="both"), False),
-        "e": ("ours/2+ext", lambda: PairwiseJudge("chat", translator=ext()), False),
+        "c": ("ours/1", lambda: PairwiseJudge("chat", orders="single", judgment="pairwise"), False),
+        "d": ("ours/2", lambda: PairwiseJudge("chat", orders="both", judgment="pairwise"), False),
+        "e": ("ours/2+ext", lambda: PairwiseJudge("chat", translator=ext(), judgment="pairwise"), False),
+        "f": ("ours/grad", lambda: PairwiseJudge("chat"), False),
     },
     "pointwise": {
         "a": ("paper", lambda: PaperPointwise("literary"), True),
@@ -98,7 +103,7 @@ def bench_mode(mode: str, items: list[Item], args: argparse.Namespace, model: di
     print(HEADER)
     for conc in args.concurrency:
         # Enough items for ~4 waves at this concurrency; the slow low-concurrency runs take a prefix.
-        subset = items[: max(args.min_items, 4 * conc)]
+        subset = items[: max(args.min_items, args.per_slot * conc)]
         for key, (name, factory, sequential) in PIPELINES[mode].items():
             if key in args.pipelines:
                 runs[key, conc] = r = run(
@@ -112,7 +117,7 @@ def bench_mode(mode: str, items: list[Item], args: argparse.Namespace, model: di
 def report(mode: str, runs: dict[tuple[str, int], Run], args: argparse.Namespace) -> None:
     """Calls per item and where they go, critical paths, and the numbers the issue's "done when" asks for."""
     # Calls are counted on the largest item set (every instruction group); latency at concurrency 1.
-    big = max(args.concurrency, key=lambda c: (max(args.min_items, 4 * c), -c))
+    big = max(args.concurrency, key=lambda c: (max(args.min_items, args.per_slot * c), -c))
     first = min(args.concurrency)
     print(
         f"\nLM calls per item at concurrency {big} ({runs_n(runs, big)} items; "
@@ -163,10 +168,12 @@ def cache_rerun(items: list[Item], model: dict[str, Any], concurrency: int) -> N
         try:
             dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=tmp)
             lm, engine = simulated_backbone(cache=True, **model)
-            first = run("ours/2", PairwiseJudge("chat"), items, lm, engine, concurrency, task="chat")
+            judge = PairwiseJudge("chat", judgment="pairwise")
+            first = run("ours/2", judge, items, lm, engine, concurrency, task="chat")
             # A new Cache object with memory off: what a new process would find (the disk cache only).
             dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=False, disk_cache_dir=tmp)
-            second = run("ours/2", PairwiseJudge("chat"), items, lm, engine, concurrency, task="chat")
+            judge = PairwiseJudge("chat", judgment="pairwise")
+            second = run("ours/2", judge, items, lm, engine, concurrency, task="chat")
         finally:
             dspy.cache = old
     print(
@@ -185,12 +192,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mode", choices=("pairwise", "pointwise", "both"), default="both")
     p.add_argument("--items", type=int, default=256, help="pairwise items (~1.37 per instruction)")
     p.add_argument("--pointwise-items", type=int, default=256, help="pointwise items (1 per source)")
-    p.add_argument("--min-items", type=int, default=8, help="items at concurrency C: max(this, 4*C), capped")
+    p.add_argument("--min-items", type=int, default=8, help="items at concurrency C: max(this, K*C), capped")
+    p.add_argument("--per-slot", type=int, default=4, help="K above: items per concurrency slot")
     p.add_argument("--concurrency", type=lambda s: [int(x) for x in s.split(",")], default=[1, 4, 16, 64])
     p.add_argument(
         "--pipelines",
-        default="abcde",
-        help="subset of a (paper), b (seq-llm), c (ours/1), d (ours/2), e (+ext)",
+        default="abcdef",
+        help="subset of a (paper), b (seq-llm), c (ours/1), d (ours/2), e (+ext), f (ours/grad, pairwise)",
     )
     p.add_argument("--base-ms", type=float, default=50.0, help="latency per call, ms")
     p.add_argument("--prompt-ms", type=float, default=0.02, help="latency per prompt token, ms")
@@ -211,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         f"simulated latency {args.base_ms:g} ms + {args.prompt_ms:g} ms/prompt token + "
         f"{args.output_ms:g} ms/output token, "
         f"slots {args.slots or 'unlimited'}; external translation {args.translate_ms:g} ms per request; "
-        f"concurrency C judges the first max({args.min_items}, 4*C) items; load {load()}"
+        f"concurrency C judges the first max({args.min_items}, {args.per_slot}*C) items; load {load()}"
     )
     modes = ("pairwise", "pointwise") if args.mode == "both" else (args.mode,)
     for mode in modes:

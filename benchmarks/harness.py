@@ -4,8 +4,9 @@ The bound comes from the simulated engine's latency model, call by call: each ca
 the item it works for (`Tagged` sets the tag; the engine logs it, and what the call works on: the
 instruction, response A or B), and an item's critical path is its longest chain of dependent calls:
 - cejudge's judges: for each response, the slowest of the instruction's and the response's concepts and
-  translations (the checklists wait for all four), then the slower of its two checklists; the slowest
-  response's chain, then the slowest judgment (the orders run at once);
+  translations (the checklists wait for all four), then the slower of its two checklists, then its grade
+  (the graded judgment); the slowest response's chain, then the slowest judgment (the orders run at
+  once; with grades, the pairwise judgment is the tie-breaker after both);
 - a sequential pipeline (the paper's code): every call of the item, one after another, summed;
 external translation requests (SimulatedExternalTranslator) count like calls. A dataset at concurrency N
 cannot finish before max(longest item, sum of item paths / N), nor before the server's work / its slots.
@@ -34,6 +35,7 @@ from cejudge_dspy.items import Item
 
 FRONT = {"concepts", "translate", "external_translate"}
 CHECKLISTS = {"checklist_r2i", "checklist_i2r"}
+GRADES = {"grade"}
 JUDGMENTS = {"score", "verdict"}
 
 
@@ -73,16 +75,19 @@ def critical_paths(log: Sequence[CallLog], *, sequential: bool = False) -> dict[
             continue
         front: dict[str | None, float] = defaultdict(float)
         checklists: dict[str | None, float] = defaultdict(float)
+        grades: dict[str | None, float] = defaultdict(float)
         judgment = 0.0
         for c in calls:
             if c.stage in FRONT:
                 front[c.which] = max(front[c.which], c.latency)
             elif c.stage in CHECKLISTS:
                 checklists[c.which] = max(checklists[c.which], c.latency)
+            elif c.stage in GRADES:
+                grades[c.which] = max(grades[c.which], c.latency)
             elif c.stage in JUDGMENTS:
                 judgment = max(judgment, c.latency)
-        responses = set(checklists) | {w for w in front if w != "instruction"}
-        chains = [max(front["instruction"], front[r]) + checklists[r] for r in responses]
+        responses = set(checklists) | set(grades) | {w for w in front if w != "instruction"}
+        chains = [max(front["instruction"], front[r]) + checklists[r] + grades[r] for r in responses]
         out[tag] = max(chains, default=front["instruction"]) + judgment
     return out
 
@@ -162,10 +167,10 @@ def run(
     usage: dict[str, int] = defaultdict(int)
     by_stage: dict[str, int] = defaultdict(int)
     for r in records:
-        u = r.result["usage"]
+        u = r.result.usage
         for k in ("calls", "cached", "reused", "prompt_tokens", "completion_tokens"):
-            usage[k] += int(u[k])
-        for stage, n in u["by_stage"].items():
+            usage[k] += int(getattr(u, k))
+        for stage, n in u.by_stage.items():
             by_stage[stage] += n
     external = list(getattr(translator, "log", []))
     log = [*engine.log, *external]

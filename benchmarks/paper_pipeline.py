@@ -174,6 +174,9 @@ class PaperPointwise(_Paper):
                     instruction=instruction,
                     response=response,
                     checklist=checklist,
+                    # The judgment stage names both languages (as ours does on the originals).
+                    source_language=language_name(language),
+                    response_language=language_name(response_language),
                 )
             except StageFailure as failure:
                 failed = unparsed("pointwise", failure.stage, failure.reason, failure.raw, usage=usage)

@@ -127,6 +127,9 @@ class _Tracker:
 
     def emit(self, event: Literal["start", "done"], stage: str, label: str, which: str | None) -> None:
         self.expected = max(self.expected, self.done)
+        level = logging.INFO if event == "done" else logging.DEBUG
+        if self.callback is None and not logger.isEnabledFor(level):
+            return  # nobody listens: a run of thousands of items builds no event per call
         info = StageProgress(
             event,
             stage,
@@ -167,9 +170,21 @@ class _CallCounter(BaseCallback):
     """Counts LM calls (cache hits included) into the cell of the stage call in progress."""
 
     def on_lm_start(self, call_id: str, instance: Any, inputs: dict[str, Any]) -> None:
-        cell = _calls.get()
-        if cell is not None:
-            cell[0] += 1
+        if not _adapter_counts():  # else the adapter counted it
+            count_lm_call()
+
+
+def count_lm_call() -> None:
+    """Count one LM call into the stage call in progress. Called by the `_CallCounter` callback, or by
+    an adapter that declares `counts_lm_calls = True` (methods/formatting.py) for each request it sends:
+    that saves the callback, which made DSPy bind the call's arguments and draw a uuid for every call."""
+    cell = _calls.get()
+    if cell is not None:
+        cell[0] += 1
+
+
+def _adapter_counts() -> bool:
+    return getattr(dspy.settings.adapter, "counts_lm_calls", False) is True
 
 
 def _watch(lm: Any) -> bool:
@@ -262,7 +277,7 @@ async def record_call(stage: str, call: Awaitable[T], label: str | None = None, 
     key = progress.start(stage, label, which) if progress is not None else 0
     counting = (
         nullcontext()
-        if _watch(lm if lm is not None else dspy.settings.lm)
+        if _adapter_counts() or _watch(lm if lm is not None else dspy.settings.lm)
         else dspy.context(callbacks=[*(dspy.settings.callbacks or []), _CallCounter()])
     )
     try:

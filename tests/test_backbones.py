@@ -501,3 +501,32 @@ def test_embedded_spec_uses_the_packaged_model_unless_env_names_one(
     assert lm.engine.model_path.parent == embedded.cache_dir()
     monkeypatch.setenv(embedded.ENV_GGUF, str(fake_gguf(tmp_path / "mine.gguf")))
     assert make_lm("embedded").model.startswith("llamacpp-local/mine-")
+
+
+@pytest.mark.parametrize("adapter", [None, dspy.JSONAdapter()], ids=["chat", "json"])
+def test_simulated_server_reads_every_input_field_as_the_reference_regex_does(
+    adapter: dspy.Adapter | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cejudge_dspy.backbones import simulated
+    from cejudge_dspy.backbones.simulated_answers import _FIELD, fields_of
+    from cejudge_dspy.methods.cejudge.judges import PairwiseJudge, PointwiseJudge
+
+    seen: list[str] = []
+    prepare = simulated.SimulatedEngine.prepare
+
+    def spy(self: simulated.SimulatedEngine, request: Any) -> Any:
+        seen.append(request.messages[-1].text or "")
+        return prepare(self, request)
+
+    monkeypatch.setattr(simulated.SimulatedEngine, "prepare", spy)
+    lm, _ = simulated.simulated_backbone(base_latency=0.0, per_prompt_token=0.0, per_output_token=0.0)
+    with dspy.context(lm=lm, adapter=adapter):
+        PairwiseJudge("chat")(
+            instruction="Warum?\n\nKurz.", response_a="Weil.", response_b="Darum.", language="de"
+        )
+        PointwiseJudge("literary")(
+            instruction="Der Hund.", response="The dog.", language="de", response_language="en"
+        )
+    assert len(seen) == 12 + 6
+    for message in seen:
+        assert fields_of(message) == {k: v.strip() for k, v in _FIELD.findall(message)} != {}

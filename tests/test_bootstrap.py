@@ -104,3 +104,19 @@ def test_any_other_metric_takes_the_general_path_with_the_same_numbers() -> None
     general = functools.partial(accuracy, include_gold_ties=True)  # no ties left: the same metric
     fast, slow = bootstrap_ci(accuracy, p, g, seed=11), bootstrap_ci(general, p, g, seed=11)
     assert (fast.ci_low, fast.ci_high) == (slow.ci_low, slow.ci_high)
+
+
+def test_strict_accuracy_resamples_as_the_metric_gives_them() -> None:
+    from cejudge_dspy.evaluation.metrics import strict_accuracy
+    from cejudge_dspy.evaluation.significance import _resampled_values
+
+    preds, golds = pairwise(n=60, seed=9)
+    golds[3] = None  # an errored item: excluded, not scored wrong
+    idx = np.random.default_rng(2).integers(0, len(preds), size=(300, len(preds)))
+    fast = _resampled_values(strict_accuracy, [preds, golds], idx)
+    loop = _resampled_values(lambda p, g: strict_accuracy(p, g), [preds, golds], idx)  # no fast path
+    assert np.array_equal(fast, loop, equal_nan=True) and not np.isnan(fast).all()
+    r = bootstrap_ci(strict_accuracy, preds, golds, n_resamples=200, seed=7)
+    slow = bootstrap_ci(lambda p, g: strict_accuracy(p, g), preds, golds, n_resamples=200, seed=7)
+    assert (r.value, r.ci_low, r.ci_high) == (slow.value, slow.ci_low, slow.ci_high)
+    assert r.extra["n_unparsed"] > 0  # the fill was exercised

@@ -27,7 +27,7 @@ from typing import Any, Literal
 import dspy
 from dspy.lm15 import Message, Response, TextPart, Usage
 
-from cejudge_dspy.backbones.simulated_answers import _FIELD, answer, render, stage_of
+from cejudge_dspy.backbones.simulated_answers import answer, fields_of, render, stage_of
 from cejudge_dspy.errors import BackboneError
 from cejudge_dspy.usage import current_subject
 
@@ -105,7 +105,7 @@ class SimulatedEngine:
         )
         prompt = system + "".join(m.text or "" for m in request.messages)
         last = request.messages[-1].text or ""
-        inputs = {k: v.strip() for k, v in _FIELD.findall(last)}
+        inputs = fields_of(last)
         stage = stage_of(system)
         text = render(answer(stage, inputs), "Respond with a JSON object" in last)
         p, o = self.tokens(prompt), self.tokens(text)

@@ -6,9 +6,9 @@
   identity: nothing could mix.
 - `lock` holds an exclusive OS lock (`filelock`) on `.lock` for as long as a process writes; the kernel
   drops it when the process dies, even by SIGKILL. `.holder` says who holds it, for the second writer.
-- `append_record` writes one line with one `write` on an O_APPEND descriptor, then fsyncs. A failed or
-  short write is rolled back to the previous end of file and raised as one line: nothing already
-  written is lost, and no torn line is left behind.
+- `append_records` writes its records' lines with one `write` on an O_APPEND descriptor, then fsyncs.
+  A failed or short write is rolled back to the previous end of file and raised as one line: nothing
+  already written is lost, and no torn line is left behind.
 - `repair_torn_tail` (run on resume, under the lock) moves a torn final line (a crash or a full disk
   mid-write before this format) aside into `results.jsonl.torn`, so its item is judged again.
 """
@@ -21,7 +21,7 @@ import shutil
 import socket
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -218,14 +218,20 @@ def repair_torn_tail(path: Path) -> bool:
 
 def append_record(path: Path, record: dict[str, Any]) -> None:
     """Append one record as one line, durably; on failure leave the file as it was and raise one line."""
-    line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    append_records(path, [record])
+
+
+def append_records(path: Path, records: Sequence[dict[str, Any]]) -> None:
+    """Append records, one line each, in one write and one fsync; on failure leave the file as it was
+    (none of them written) and raise one line."""
+    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         start = os.fstat(fd).st_size
         try:
             written = 0
-            while written < len(line):
-                written += os.write(fd, line[written:])
+            while written < len(data):
+                written += os.write(fd, data[written:])
             os.fsync(fd)
         except OSError as exc:
             try:

@@ -31,6 +31,7 @@ from cejudge_dspy.evaluation.run_dir import (
     open_run,
     write_json_atomic,
 )
+from cejudge_dspy.evaluation.writer import RecordWriter
 from cejudge_dspy.items import Item
 from cejudge_dspy.methods.runtime import judging_run  # issue 14: no DSPy call history, GC tuned
 from cejudge_dspy.results import JudgeResult
@@ -181,7 +182,12 @@ async def judge_one(item: Item, program: Any, *, task: str, method: str) -> Reco
 def write_record(path: Path, record: Record, secrets: Sequence[str] | None = None) -> None:
     """Append a record to results.jsonl in one durable write, with `secrets` (default: the current
     backbone's API key) redacted from it; raises RunWriteError."""
-    append_record(path, redact(record.to_dict(), list(secrets) if secrets is not None else _secrets()))
+    append_record(path, record_row(record, secrets))
+
+
+def record_row(record: Record, secrets: Sequence[str] | None = None) -> dict[str, Any]:
+    """The results.jsonl line of `record`, `secrets` (default: the current backbone's API key) redacted."""
+    return redact(record.to_dict(), list(secrets) if secrets is not None else _secrets())
 
 
 async def judge_items(
@@ -203,6 +209,7 @@ async def judge_items(
     if concurrency < 1:
         raise InputError(f"must be at least 1, got {concurrency}", field="concurrency")
     gate = asyncio.Semaphore(concurrency)
+    writer, secrets = RecordWriter(results_path), _secrets()  # writes off the loop (writer.py)
     fatal: list[BaseException] = []
     records: list[Record] = []
 
@@ -212,7 +219,7 @@ async def judge_items(
                 return
             try:
                 record = await judge_one(item, program, task=task, method=method)
-                write_record(results_path, record)
+                await writer.write(record_row(record, secrets))
             except (BackboneError, RunWriteError) as exc:
                 fatal.append(exc)
                 return

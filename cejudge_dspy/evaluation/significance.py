@@ -24,6 +24,7 @@ from cejudge_dspy.evaluation.metrics import (
     normalize_label,
     pearson,
     spearman,
+    strict_accuracy,
     undefined_result,
 )
 
@@ -58,6 +59,18 @@ def _accuracy_rows(preds: Sequence[Any], golds: Sequence[Any], idx: np.ndarray) 
         return np.where(n > 0, hits / np.maximum(n, 1), np.nan)
 
 
+def _strict_accuracy_rows(preds: Sequence[Any], golds: Sequence[Any], idx: np.ndarray) -> np.ndarray:
+    """`strict_accuracy(preds[row], golds[row]).value` for every row of `idx`: its fill of an unparsed
+    verdict with a wrong one depends only on the item's own gold, so fill once, then `_accuracy_rows`."""
+    filled = [
+        ("B" if normalize_label(g, item=i, field="golds") == "A" else "A")
+        if is_missing(p) and not is_missing(g)
+        else p
+        for i, (p, g) in enumerate(zip(preds, golds, strict=True))
+    ]
+    return _accuracy_rows(filled, golds, idx)
+
+
 def _correlation_rows(
     fn: Callable[..., Any],
 ) -> Callable[[Sequence[Any], Sequence[Any], np.ndarray], np.ndarray]:
@@ -85,9 +98,10 @@ def _correlation_rows(
 
 
 # Metrics whose resampled values are computed without calling the metric per resample. Values are the
-# ones the metric would give (accuracy exactly; correlations through the same scipy function).
+# ones the metric would give (accuracies exactly; correlations through the same scipy function).
 _RESAMPLED: dict[Callable[..., Any], Callable[[Sequence[Any], Sequence[Any], np.ndarray], np.ndarray]] = {
     accuracy: _accuracy_rows,
+    strict_accuracy: _strict_accuracy_rows,
     kendall_tau: _correlation_rows(stats.kendalltau),
     spearman: _correlation_rows(stats.spearmanr),
     pearson: _correlation_rows(stats.pearsonr),

@@ -17,6 +17,7 @@ paper's definition), with its own CI; errored items stay excluded from it. The s
 
 from __future__ import annotations
 
+import copy
 import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -119,23 +120,34 @@ def summarize(
         **{f"n_{k}": v for k, v in counts.items()},
         "methods": sorted({r.method for r in rows}),
     }
-    out.update(_metrics(rows, spec, n_resamples, seed))
+    headline = _metrics(rows, spec, n_resamples, seed)
+    out.update(headline)
     out["usage"] = _usage(rows)
     if any(r.result is not None and r.result.probabilities is not None for r in rows):
-        out["decision_rules"] = decision_rules(rows, spec, n_resamples=n_resamples, seed=seed)
+        out["decision_rules"] = decision_rules(
+            rows, spec, n_resamples=n_resamples, seed=seed, headline=headline
+        )
     return out
 
 
 def under_rule(record: Record, rule: Decision) -> Record:
-    """The record with its result's headline decided by `rule`."""
-    return record if record.result is None else replace(record, result=record.result.under(rule))
+    """The record with its result's headline decided by `rule` (the record itself if that changes nothing)."""
+    ruled = record.result.under(rule) if record.result is not None else None
+    return record if ruled is record.result else replace(record, result=ruled)
 
 
 def decision_rules(
-    rows: Sequence[Record], spec: TaskSpec, *, n_resamples: int = 1000, seed: int = 42
+    rows: Sequence[Record],
+    spec: TaskSpec,
+    *,
+    n_resamples: int = 1000,
+    seed: int = 42,
+    headline: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Both decision rules from one run, what the probabilities were (`ok`, `unavailable`,
-    `not_located` per record) and, pairwise, the calibration of the probability verdict's confidence."""
+    `not_located` per record) and, pairwise, the calibration of the probability verdict's confidence.
+    `headline`: `_metrics` of `rows` as they are, already computed; a rule that leaves every record as it
+    is (the run's own rule) reuses it instead of bootstrapping the same numbers again."""
     status: dict[str, int] = defaultdict(int)
     for r in rows:
         if r.result is not None and r.status == "ok":
@@ -152,7 +164,11 @@ def decision_rules(
         "probabilities": dict(sorted(status.items())),
     }
     for rule in DECISIONS:
-        out[rule] = _metrics([under_rule(r, rule) for r in rows], spec, n_resamples, seed)
+        ruled = [under_rule(r, rule) for r in rows]
+        if headline is not None and all(a is b for a, b in zip(ruled, rows, strict=True)):
+            out[rule] = copy.deepcopy(headline)
+        else:
+            out[rule] = _metrics(ruled, spec, n_resamples, seed)
     if spec.mode == "pairwise":
         from cejudge_dspy.evaluation.calibration import calibration_summary, preferences, recorded_tie_band
 

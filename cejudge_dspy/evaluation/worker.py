@@ -23,7 +23,7 @@ from cejudge_dspy.backbones import make_lm, preferred_adapter
 from cejudge_dspy.errors import CEJudgeError
 from cejudge_dspy.evaluation.runner import Record, judge_one
 from cejudge_dspy.items import Item
-from cejudge_dspy.methods import run_program, run_program_identity
+from cejudge_dspy.methods import memo_adapter, run_program, run_program_identity
 from cejudge_dspy.tasks import load_task
 
 
@@ -94,10 +94,15 @@ class JudgeWorker:
         )
         self.lm = make_lm(recipe.lm, **recipe.lm_options)
         adapter = preferred_adapter(recipe.lm)
-        # DSPy's per-module call history grows with every call and slows a long run: off in workers.
-        self.context: dict[str, Any] = {"lm": self.lm, "max_history_size": 0}
-        if adapter is not None:
-            self.context["adapter"] = adapter
+        # DSPy's per-module call history grows with every call and slows a long run: off in workers;
+        # the adapter formats each signature's part of a prompt once (methods/formatting.py), as in a
+        # local run.
+        self.context: dict[str, Any] = {
+            "lm": self.lm,
+            "max_history_size": 0,
+            "disable_history": True,
+            "adapter": memo_adapter(adapter),
+        }
         self._gate: asyncio.Semaphore | None = None
 
     def info(self) -> dict[str, Any]:

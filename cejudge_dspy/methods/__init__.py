@@ -5,6 +5,7 @@ their shared stage machinery, and saved (tuned) programs. No files are written h
 from cejudge_dspy.methods.cejudge import PairwiseJudge, PointwiseJudge
 from cejudge_dspy.methods.checkeval import CheckEvalJudge, Checklist
 from cejudge_dspy.methods.direct import DirectPairwiseJudge, DirectPointwiseJudge
+from cejudge_dspy.methods.formatting import memo_adapter
 from cejudge_dspy.methods.geval import GEvalJudge
 from cejudge_dspy.methods.registry import (
     METHODS,
@@ -44,6 +45,7 @@ __all__ = [
     "keep_history",
     "load_program",
     "manifest_path",
+    "memo_adapter",
     "method_names",
     "program_for_task",
     "program_identity",

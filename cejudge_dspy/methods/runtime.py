@@ -13,6 +13,10 @@ the default thresholds the collector runs every few calls and scans the whole of
 each time it reaches the oldest generation: about a fifth of a run's CPU (benchmarks/bench_scale.py).
 During a run the objects that existed before it are frozen (left out of every collection) and the
 youngest generation is collected every 50,000 allocations instead of 700; both are restored afterwards.
+
+DSPy's chat and JSON adapters format the signature's part of every prompt anew on each call; a run uses
+the current adapter with that part formatted once per signature (`methods/formatting.py`, the same
+messages byte for byte).
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 import dspy
+
+from cejudge_dspy.methods.formatting import memo_adapter
 
 _keep: ContextVar[bool] = ContextVar("cejudge_keep_history", default=False)
 RUN_GC_THRESHOLD = (50_000, 20, 100)
@@ -71,6 +77,7 @@ def run_gc() -> Iterator[None]:
 
 @contextmanager
 def judging_run() -> Iterator[None]:
-    """What every judging run is wrapped in: `quiet_history()` and `run_gc()`."""
-    with quiet_history(), run_gc():
+    """What every judging run is wrapped in: `quiet_history()`, `run_gc()` and the current adapter with
+    its per-signature formatting memoised (`formatting.memo_adapter`)."""
+    with quiet_history(), run_gc(), dspy.context(adapter=memo_adapter(dspy.settings.adapter)):
         yield

@@ -11,9 +11,7 @@ the instruction side (a few texts reused by many items), so a long run must not 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, TypeVar
 
 import dspy
@@ -30,8 +28,8 @@ class SharedWork:
     def __init__(self, maxsize: int = 4096) -> None:
         # Finished results outlive event loops (`forward` runs each call on a fresh loop);
         # in-flight futures belong to the loop that created them.
-        self._done: LRUCache[str, Any] = LRUCache(maxsize=maxsize)
-        self._inflight: dict[str, asyncio.Future[Any]] = {}
+        self._done: LRUCache[Hashable, Any] = LRUCache(maxsize=maxsize)
+        self._inflight: dict[Hashable, asyncio.Future[Any]] = {}
         self.hits = 0
         self.misses = 0
 
@@ -75,13 +73,28 @@ class SharedWork:
             self._inflight.pop(key, None)
 
     @staticmethod
-    def key(stage: str, module: dspy.Module, inputs: dict[str, Any]) -> str:
+    def key(stage: str, module: dspy.Module, inputs: dict[str, Any]) -> Hashable:
         # A stage has one predictor; `named_predictors()` walks every attribute (DSPy's call history
-        # included), which made each call slower as a run grew.
+        # included), which made each call slower as a run grew. A signature is a class: a tuned or
+        # loaded one is a new class, and an instruction changed in place changes its `__doc__`.
         own = getattr(module, "predict", None)
         predictors = [own] if isinstance(own, dspy.Predict) else [p for _, p in module.named_predictors()]
-        prompts = [(p.signature.instructions, len(p.demos)) for p in predictors]
+        prompts = tuple((p.signature, p.signature.__doc__, len(p.demos)) for p in predictors)
         lm = dspy.settings.lm
-        lm_id = f"{getattr(lm, 'model', None)}@{id(lm)}"
-        blob = json.dumps([stage, prompts, lm_id, inputs], sort_keys=True, default=str, ensure_ascii=False)
-        return hashlib.sha256(blob.encode()).hexdigest()
+        # A tuple, not a digest of its JSON: hashing reuses each text's cached hash (a fifth of the
+        # cost of a shared-work lookup went to json.dumps + sha256).
+        return (stage, prompts, getattr(lm, "model", None), id(lm), _frozen(inputs))
+
+
+def _frozen(value: Any) -> Hashable:
+    """`value` as a hashable key: JSON-like containers as tuples, scalars other than text tagged with their
+    type (so 1, 1.0 and True stay apart, as JSON kept them), anything else by its type and repr."""
+    if type(value) is str:
+        return value
+    if isinstance(value, (list, tuple)):
+        return ("[", *(_frozen(v) for v in value))
+    if isinstance(value, dict):
+        return ("{", *sorted((str(k), _frozen(v)) for k, v in value.items()))
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return (type(value).__name__, value)
+    return (type(value).__qualname__, repr(value))

@@ -18,6 +18,7 @@ import dspy
 from dspy.utils.exceptions import AdapterParseError
 
 from cejudge_dspy.errors import BackboneError
+from cejudge_dspy.methods.formatting import MEMO_ADAPTERS, memo_adapter
 from cejudge_dspy.methods.readings import (
     asks_probabilities,
     logprob_config,
@@ -70,11 +71,12 @@ class Stage(dspy.Module):
                 "dspy.context does not reach raw threads, so enter it inside each worker thread"
             )
         current = dspy.settings.adapter or dspy.ChatAdapter()
-        attempts: list[dspy.Adapter | None] = [None, _other_adapter(current)]
         reason, raw = "no attempt made", None
         lm = self.predict.lm or dspy.settings.lm
-        for attempt, adapter in enumerate(attempts):
+        for attempt in (0, 1):
             pred = None
+            # The retry's adapter is made only when there is a retry (most calls have none).
+            adapter = _other_adapter(current) if attempt else None
             try:
                 with dspy.context(adapter=adapter) if adapter else nullcontext():
                     pred = await self._call(name, lm, inputs)
@@ -140,8 +142,11 @@ def clean_list(value: Any, field: str) -> list[str]:
 
 def _other_adapter(current: dspy.Adapter) -> dspy.Adapter:
     if isinstance(current, dspy.JSONAdapter):
-        return dspy.ChatAdapter(use_json_adapter_fallback=False)
-    return dspy.JSONAdapter()
+        other: dspy.Adapter = dspy.ChatAdapter(use_json_adapter_fallback=False)
+    else:
+        other = dspy.JSONAdapter()
+    # In a judging run the current adapter is a memoising one (methods/formatting.py): so is the retry's.
+    return memo_adapter(other) if isinstance(current, MEMO_ADAPTERS) else other
 
 
 def _first_line(exc: Exception) -> str:
