@@ -127,6 +127,11 @@ def pairwise_probabilities(
     by_order = {o.order: o.p_first for o in orders}
     p_a = debiased_preference(by_order.get("AB"), by_order.get("BA"))
     assert p_a is not None  # every order has p_first here
+    return preference_probabilities(p_a, tie_band)
+
+
+def preference_probabilities(p_a: float, tie_band: float) -> Probabilities:
+    """A record's probabilities from p(A), wherever it came from (the orders, or graded.py's grades)."""
     return Probabilities(
         status="ok",
         p_a=p_a,

@@ -27,11 +27,9 @@ from cejudge_dspy.methods.stages import StageFailure
 from cejudge_dspy.probabilities import (
     GRADE_VALUES,
     GRADES,
-    confidence,
     grade_value,
     graded_preference,
     read_field,
-    verdict_from_preference,
 )
 from cejudge_dspy.results import UNAVAILABLE, GradeResult, Probabilities
 
@@ -103,17 +101,6 @@ def unread_grades(grades: dict[str, GradeResult]) -> Probabilities:
         f"grade {k.upper()}: {g.probability_error or g.error}" for k, g in grades.items() if g.p_value is None
     )
     return Probabilities(status="not_located", reason=reason)
-
-
-def graded_probabilities(p_a: float, tie_band: float) -> Probabilities:
-    """The record's probabilities when the grades decided the pair."""
-    return Probabilities(
-        status="ok",
-        p_a=p_a,
-        confidence=confidence(p_a),
-        tie_band=tie_band,
-        verdict=verdict_from_preference(p_a, tie_band),
-    )
 
 
 def graded_feedback(grades: dict[str, GradeResult]) -> str:

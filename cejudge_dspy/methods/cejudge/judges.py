@@ -24,7 +24,6 @@ from cejudge_dspy.methods.cejudge.graded import (
     grade_from,
     graded_call,
     graded_feedback,
-    graded_probabilities,
     unread_grades,
 )
 from cejudge_dspy.methods.cejudge.program import CEJudgeProgram, Directions, JudgeOn
@@ -34,6 +33,7 @@ from cejudge_dspy.methods.readings import (
     check_decision,
     check_tie_band,
     pairwise_probabilities,
+    preference_probabilities,
     score_probabilities,
 )
 from cejudge_dspy.methods.stages import StageFailure, judge_order
@@ -215,10 +215,10 @@ class PairwiseJudge(CEJudgeProgram):
             return unparsed(
                 "pairwise", "VerdictJudgment", reason, failed.raw, orders=orders, grades=grades, **found
             ).to_prediction()
-        from_grades = graded and call.p_a is not None
+        p_graded = call.p_a if graded else None  # p(A) when the grades decided under the probability rule
         probabilities = (
-            graded_probabilities(call.p_a, self.tie_band)
-            if from_grades and call.p_a is not None
+            preference_probabilities(p_graded, self.tie_band)
+            if p_graded is not None
             else pairwise_probabilities(orders, self.tie_band)
             if orders
             else unread_grades(grades)
@@ -236,7 +236,7 @@ class PairwiseJudge(CEJudgeProgram):
             grades=grades,
             decided_by={
                 "argmax": "grades" if graded and (call.argmax_verdict or not orders) else "orders",
-                "probability": "grades" if from_grades else "orders",
+                "probability": "grades" if p_graded is not None else "orders",
             }
             if graded
             else {},
