@@ -101,6 +101,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from cejudge_dspy.data import field_mapping, fingerprint, load_items
     from cejudge_dspy.evaluation.run_dir import lock
     from cejudge_dspy.evaluation.runner import prepare_run_dir
+    from cejudge_dspy.methods.fingerprint import prompt_fingerprint
     from cejudge_dspy.tasks import load_task
 
     # Everything is checked before anything is written: a typo never leaves a run behind.
@@ -135,6 +136,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
         program_label(args, spec.name),
         fingerprint(spec, args.data),
         *field_mapping(spec, fields, constants),
+        prompts=prompt_fingerprint(program),
     )
     if shard:
         config["shard"] = f"{shard[0]}/{shard[1]}"

@@ -64,6 +64,7 @@ def judge_with_ray(
         method=args.method,
         program=args.program,
         program_label=config["program"],
+        prompts=config.get("prompts"),
         lm=args.lm,
         lm_options=backbone_options(args),
         options=program_options(args),

@@ -87,6 +87,7 @@ def run_identity(
     data_sha256: str,
     fields: dict[str, str],
     constants: dict[str, str],
+    prompts: str | None = None,
 ) -> dict[str, Any]:
     """Everything that changes a run's records (evaluation.run_dir.IDENTITY_KEYS), plus where the data is
     and, not compared on resume, the preset the options came from and the run's headline metric."""
@@ -96,6 +97,8 @@ def run_identity(
         "task_version": spec.version,
         "method": args.method,
         "program": program,
+        # methods.fingerprint: the stages' prompts, so an upgrade that edits one never resumes this run.
+        "prompts": prompts,
         "lm": args.lm,
         "api_base": args.api_base,
         "temperature": args.temperature,

@@ -40,6 +40,7 @@ IDENTITY_KEYS = (
     "task_version",
     "method",
     "program",
+    "prompts",
     "lm",
     "api_base",
     "temperature",
@@ -114,17 +115,30 @@ def identity_value(identity: dict[str, Any], key: str) -> Any:
     return later(identity) if callable(later) else later
 
 
+# Settings whose value before they were recorded cannot be known: compared only when both runs have them.
+# A run.json from before prompt fingerprints resumes (its prompts are unknown, as they always were).
+COMPARED_WHEN_RECORDED = ("prompts",)
+
+
 def identity_changes(
     old: dict[str, Any], new: dict[str, Any], keys: tuple[str, ...] = IDENTITY_KEYS
 ) -> dict[str, tuple[Any, Any]]:
     """The settings two identities differ in: {key: (old, new)}."""
+    keys = tuple(k for k in keys if k not in COMPARED_WHEN_RECORDED or (k in old and k in new))
     values = {k: (identity_value(old, k), identity_value(new, k)) for k in keys}
     return {k: v for k, v in values.items() if v[0] != v[1]}
 
 
 def identity_diff(old: dict[str, Any], new: dict[str, Any], keys: tuple[str, ...] = IDENTITY_KEYS) -> str:
     """The differences between two identities as `key: old -> new, ...` ('' when they agree)."""
-    return ", ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in identity_changes(old, new, keys).items())
+    return ", ".join(
+        f"{k}: {a!r} -> {b!r}" + (f" ({_MEANS[k]})" if k in _MEANS else "")
+        for k, (a, b) in identity_changes(old, new, keys).items()
+    )
+
+
+# What a difference in an opaque setting means, said beside its values.
+_MEANS = {"prompts": "the stages' prompts changed: an upgrade, an edited task declaration or checklist"}
 
 
 def read_identity(out: Path) -> dict[str, Any] | None:

@@ -24,6 +24,7 @@ from cejudge_dspy.errors import CEJudgeError
 from cejudge_dspy.evaluation.runner import Record, judge_one
 from cejudge_dspy.items import Item
 from cejudge_dspy.methods import memo_adapter, run_program, run_program_identity
+from cejudge_dspy.methods.fingerprint import prompt_fingerprint
 from cejudge_dspy.tasks import load_task
 
 
@@ -48,6 +49,7 @@ class RunRecipe:
     # to the program factory as they are, so a new option reaches the workers without a change here.
     options: dict[str, Any] = field(default_factory=dict)
     concurrency: int = 1  # items in flight per worker
+    prompts: str | None = None  # the driver's program's prompt fingerprint (methods.fingerprint)
 
     @property
     def secrets(self) -> list[str]:
@@ -92,6 +94,12 @@ class JudgeWorker:
             recipe.program,
             **recipe.options,
         )
+        prompts = prompt_fingerprint(self.program)
+        if recipe.prompts is not None and prompts != recipe.prompts:
+            raise WorkerMismatchError(
+                f"worker {where()} builds a program whose prompts differ from the driver's (fingerprint "
+                f"{prompts}, the run has {recipe.prompts}); install the same cejudge-dspy on every node"
+            )
         self.lm = make_lm(recipe.lm, **recipe.lm_options)
         adapter = preferred_adapter(recipe.lm)
         # DSPy's per-module call history grows with every call and slows a long run: off in workers;
