@@ -29,29 +29,10 @@ from pathlib import Path
 from typing import Any
 
 import dspy
+from bench_embedded import judge, load_items  # run as a script: benchmarks/ is on sys.path
 
 from cejudge_dspy.backbones.spec import make_lm, preferred_adapter
 from cejudge_dspy.methods import build_program
-
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-PAIRWISE = {
-    "instruction": "Was ist die Hauptstadt von Frankreich? Antworte mit einem Wort.",
-    "response_a": "Paris",
-    "response_b": "London",
-    "language": "de",
-}
-
-
-def pointwise_item() -> dict[str, Any]:
-    with open(DATA / "translation_da_dev.jsonl", encoding="utf-8") as f:
-        row = next(r for r in map(json.loads, f) if r["language_pair"] == "en-de")
-    source, target = row["language_pair"].split("-")
-    return {
-        "instruction": row["source"],
-        "response": row["translation"],
-        "language": source,
-        "response_language": target,
-    }
 
 
 def capture(lm: dspy.LM) -> list[Any]:
@@ -67,10 +48,11 @@ def capture(lm: dspy.LM) -> list[Any]:
 
     engine.complete = recording
     try:
-        for task, item in (("chat", PAIRWISE), ("literary", pointwise_item())):
+        pairwise, pointwise = load_items(1, 1)  # bench_embedded's items: the README example, one en-de row
+        for task, item in (("chat", pairwise[0]), ("literary", pointwise[0])):
             program = build_program(task, "cejudge")
             with dspy.context(lm=lm, adapter=preferred_adapter("embedded")):
-                asyncio.run(program.acall(**item))
+                asyncio.run(judge(program, item))
     finally:
         engine.complete = complete
     return captured
