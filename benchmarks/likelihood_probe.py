@@ -4,28 +4,29 @@ judgments do? (issue 18: the pointwise floor the LLM judgment misses on the 1.5B
     python benchmarks/likelihood_probe.py              # obvious set + translation_da_dev, ~9 min idle
     python benchmarks/likelihood_probe.py --data ../shared/data/translation_da_dev.jsonl --limit 40
 
-Not a judge: a measurement for deciding whether one should be built. For each translation it asks the
-packaged GGUF model (llama.cpp, in-process, temperature irrelevant: nothing is generated) for the log
+Not a judge: the measurement behind `likelihood_check.py` (and the place to re-choose its floor). For
+each translation it asks the packaged GGUF model (llama.cpp, in-process, nothing generated) for the log
 probability of every token of the translation, given a chat prompt that asks to translate the source
-into the target language (the GGUF's own chat template), plus the end-of-turn token that closes it. The
-signals are the mean token log probability (Prism-src / GPTScore style) and the minimum. Printed per
-file and language pair: Spearman and Kendall tau-b against the intended or human score, with n.
+into the target language (the GGUF's own chat template), plus the end-of-turn token that closes it, with
+the check's own code (`AnswerScorer`, `translation_messages`). The signals are the mean token log
+probability (Prism-src / GPTScore style) and the minimum. Printed per file and language pair: Spearman
+and Kendall tau-b against the intended or human score, with n; then how many translations fall below
+the check's floor, and each quality's range on the obvious set.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from scipy.stats import kendalltau, spearmanr
 
+from cejudge_dspy.backbones.answer_scorer import SCORER_N_CTX, AnswerScorer
 from cejudge_dspy.backbones.embedded import resolve_gguf
-from cejudge_dspy.languages import language_name
+from cejudge_dspy.likelihood_check import MEAN_FLOOR, translation_messages
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_FILES = (
@@ -34,43 +35,13 @@ DEFAULT_FILES = (
 )
 
 
-class Scorer:
-    """Token log probabilities of a given assistant answer, from one forward pass over prompt + answer."""
+def scorer() -> AnswerScorer:
+    """The packaged model as likelihood_check scores with it: a small-context instance with every logit."""
+    from llama_cpp import Llama
 
-    def __init__(self, n_ctx: int = 1024) -> None:
-        from llama_cpp import Llama
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-        # logits_all keeps one logits row per position: n_ctx x vocabulary floats (about 0.6 GB at 1024).
-        self.llm = Llama(model_path=str(resolve_gguf()), n_ctx=n_ctx, logits_all=True, verbose=False)
-        meta = self.llm.metadata
-        eos = self.llm.detokenize([self.llm.token_eos()]).decode("utf-8", "ignore")
-        self.template = Jinja2ChatFormatter(meta["tokenizer.chat_template"], eos_token=eos, bos_token="")
-
-    def prompt_and_answer(self, messages: list[dict[str, str]], answer: str) -> tuple[str, str]:
-        """The rendered prompt up to the answer, and the answer with the template's end-of-turn text: the
-        template is rendered once with a marker as the assistant's content and cut there."""
-        marker = "\u2063ANSWER\u2063"
-        whole = self.template(messages=[*messages, {"role": "assistant", "content": marker}])
-        text = whole.prompt
-        # The formatter may add a generation prompt after the assistant turn; only its own turn counts.
-        head, _, tail = text.partition(marker)
-        end = tail.split("\n", 1)[0] if tail else ""
-        return head, answer + end
-
-    def logprobs(self, messages: list[dict[str, str]], answer: str) -> list[float]:
-        head, scored = self.prompt_and_answer(messages, answer)
-        prompt = self.llm.tokenize(head.encode("utf-8"), add_bos=False, special=True)
-        tokens = self.llm.tokenize(scored.encode("utf-8"), add_bos=False, special=True)
-        self.llm.reset()
-        self.llm.eval(prompt + tokens)
-        logits = np.asarray(self.llm.scores[: len(prompt) + len(tokens)], dtype=np.float64)
-        out = []
-        for i, token in enumerate(tokens):
-            row = logits[len(prompt) + i - 1]  # the position before a token predicts it
-            top = row.max()
-            out.append(float(row[token] - (top + math.log(np.exp(row - top).sum()))))
-        return out
+    return AnswerScorer(
+        Llama(model_path=str(resolve_gguf()), n_ctx=SCORER_N_CTX, logits_all=True, verbose=False)
+    )
 
 
 def rows_of(path: Path) -> list[dict[str, Any]]:
@@ -78,23 +49,17 @@ def rows_of(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in f if line.strip()]
 
 
-def measure(scorer: Scorer, path: Path, limit: int | None) -> list[dict[str, Any]]:
+def measure(scorer: AnswerScorer, path: Path, limit: int | None) -> list[dict[str, Any]]:
     rows = rows_of(path)[:limit] if limit else rows_of(path)
     out = []
     for row in rows:
         source_lang, target_lang = row["language_pair"].split("-")
-        messages = [
-            {
-                "role": "user",
-                "content": f"Translate this {language_name(source_lang)} text into "
-                f"{language_name(target_lang)}:\n\n{row['source']}",
-            }
-        ]
+        messages = translation_messages(row["source"], source_lang, target_lang)
         start = time.perf_counter()
         lps = scorer.logprobs(messages, row["translation"])
         out.append(
             {"id": row["id"], "pair": row["language_pair"],
-             "gold": row.get("intended_score", row.get("human_score")),
+             "gold": row.get("intended_score", row.get("human_score")), "quality": row.get("quality"),
              "mean": sum(lps) / len(lps), "min": min(lps), "tokens": len(lps),
              "seconds": time.perf_counter() - start}
         )  # fmt: skip
@@ -119,6 +84,17 @@ def report(name: str, rows: list[dict[str, Any]]) -> None:
             values = [r[key] for r in rs]
             cells += [spearmanr(gold, values).statistic, kendalltau(gold, values).statistic]
         print(f"{group:8} {len(rs):4d}  {cells[0]:24.3f} {cells[1]:8.3f}  {cells[2]:23.3f} {cells[3]:8.3f}")
+    # What likelihood_check would decide: below the floor means the lowest level without a judgment.
+    flagged = [r for r in rows if r["mean"] < MEAN_FLOOR]
+    lowest = min(r["mean"] for r in rows)
+    kinds = sorted({str(r["quality"] or r["gold"]) for r in flagged})
+    print(
+        f"below the check's floor {MEAN_FLOOR:g}: {len(flagged)} of {len(rows)} "
+        f"({', '.join(kinds) or 'none'}); lowest mean {lowest:.2f}"
+    )
+    for quality in sorted({r["quality"] for r in rows if r["quality"]}):
+        means = [r["mean"] for r in rows if r["quality"] == quality]
+        print(f"  {quality:15} mean logprob {min(means):6.2f} .. {max(means):6.2f} (n {len(means)})")
 
 
 def main() -> None:
@@ -127,10 +103,10 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="first N rows of each file")
     parser.add_argument("--json", type=Path, default=None, help="write every row here")
     args = parser.parse_args()
-    scorer = Scorer()
+    scorer_ = scorer()
     everything = {}
     for path in args.data or [p for p in DEFAULT_FILES if p.exists()]:
-        everything[str(path)] = measure(scorer, path, args.limit)
+        everything[str(path)] = measure(scorer_, path, args.limit)
         report(path.name, everything[str(path)])
     if args.json:
         args.json.write_text(json.dumps(everything, indent=1), encoding="utf-8")

@@ -220,6 +220,7 @@ def _parse_task(data: dict[str, Any], path: Path | None, where: str) -> TaskSpec
         dimensions=_parse_dimensions(dimensions, where),
         path=path,
         check_response_language=_flag(data, "check_response_language", where),
+        check_translation_likelihood=_flag(data, "check_translation_likelihood", where),
         described_levels=described,
         concepts=_choice(data, "concepts", CONCEPT_PROMPTS, where),
         extends=_text(data, "extends", where),

@@ -84,6 +84,9 @@ class TaskSpec:
     # Pointwise: a response surely written in another language than the item's response language
     # gets the scale's lowest level without an LLM call (see language_check.py).
     check_response_language: bool = False
+    # Pointwise translation: a response the backbone itself finds implausible as a translation of the
+    # instruction (word salad) gets the lowest level without an LLM judgment (likelihood_check.py).
+    check_translation_likelihood: bool = False
     # The levels the declaration describes; `scale` also holds the levels between them (see `_scale`).
     described_levels: tuple[int, ...] = ()
     concepts: str = "skeleton"

@@ -84,3 +84,24 @@ def test_chat_adapter_parses_typed_outputs_with_its_json_fallback(lm: dspy.LM) -
         out = dspy.Predict(Judge)(question="What is 2 + 2?", answer_a="4", answer_b="5")
     _check_typed(out)
     assert len(lm.history) - calls in (1, 2)
+
+
+def test_the_likelihood_check_sees_word_salad_and_passes_a_faithful_translation(lm: dspy.LM) -> None:
+    """The real model's own likelihood (likelihood_check.py) on two of the obvious pointwise items."""
+    import json
+    from pathlib import Path
+
+    from cejudge_dspy.likelihood_check import check_likelihood, scorer_of
+
+    rows = Path(__file__).resolve().parents[1] / "benchmarks" / "obvious" / "pointwise.jsonl"
+    by_id = {r["id"]: r for r in map(json.loads, rows.read_text(encoding="utf-8").splitlines())}
+    score = scorer_of(lm)
+    assert score is not None
+    checks = {
+        quality: check_likelihood(score, row["source"], row["translation"], "de", "en")
+        for quality in ("perfect", "garbled")
+        for row in [by_id[f"obvious/de-en/{quality}"]]
+    }
+    assert checks["perfect"].verdict == "plausible" and checks["garbled"].verdict == "implausible"
+    assert checks["perfect"].mean is not None and checks["garbled"].mean is not None
+    assert checks["perfect"].mean > checks["garbled"].mean + 2  # nats per token apart, not a near call

@@ -268,6 +268,7 @@ def test_the_paper_preset_on_the_shared_translation_data(tmp_path: Path, shared_
         "llm",
         False,
     )
+    assert config["likelihood_check"] is False  # inherited from literary's declaration, off as the paper
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["n_ok"] == 3 and summary["metric"] == "kendall"
 

@@ -14,6 +14,7 @@ from typing import Any
 from dspy import lm15
 from dspy.clients.engines.base import validate_request
 
+from cejudge_dspy.backbones.answer_scorer import SCORER_N_CTX, AnswerScorer
 from cejudge_dspy.backbones.gguf import _HOW_TO_GET, StatusHook
 from cejudge_dspy.backbones.prefix_cache import PrefixStateCache
 from cejudge_dspy.backbones.top_logprobs import TopLogprobs
@@ -148,6 +149,7 @@ class LlamaCppEngine:
         self.on_status = on_status
         self._factory = llama_factory  # tests inject a fake Llama
         self._llama: Any = None
+        self._scorer: AnswerScorer | None = None  # built on the first answer_logprobs call
         self._lock = threading.Lock()
         # Set to a list to record, per call and inside the lock, what llama.cpp did (benchmarks read it):
         # {"prompt", "evaluated" (prompt tokens not served by a reused prefix), "output", "seconds"}.
@@ -158,9 +160,7 @@ class LlamaCppEngine:
         # Module.deepcopy() copies predictors with their LM; a loaded model is shared, never cloned.
         return self
 
-    def _load_locked(self) -> Any:
-        if self._llama is not None:
-            return self._llama
+    def _build(self, **kwargs: Any) -> Any:
         factory = self._factory
         if factory is None:
             try:
@@ -168,18 +168,21 @@ class LlamaCppEngine:
             except ImportError as exc:
                 raise BackboneError(f"llama-cpp-python is not installed; {_HOW_TO_GET}") from exc
             factory = Llama
-        if self.on_status:
-            self.on_status(f"loading {self.model_path.name}")
-        start = time.perf_counter()
         try:
-            self._llama = factory(
-                model_path=str(self.model_path), n_ctx=self.n_ctx, n_threads=self.n_threads, verbose=False
-            )
+            return factory(model_path=str(self.model_path), n_threads=self.n_threads, verbose=False, **kwargs)
         except (ValueError, RuntimeError, OSError) as exc:
             raise BackboneError(
                 f"llama.cpp could not load '{self.model_path}' ({exc}); the file may be truncated or of an "
                 f"unsupported architecture: use another --lm gguf:PATH or reinstall 'cejudge-dspy[embedded]'"
             ) from exc
+
+    def _load_locked(self) -> Any:
+        if self._llama is not None:
+            return self._llama
+        if self.on_status:
+            self.on_status(f"loading {self.model_path.name}")
+        start = time.perf_counter()
+        self._llama = self._build(n_ctx=self.n_ctx)
         if hasattr(self._llama, "eval"):
             self._llama.eval = self._counting(self._llama.eval)
         if self.prompt_cache_bytes > 0 and hasattr(self._llama, "set_cache"):
@@ -202,6 +205,15 @@ class LlamaCppEngine:
         """Load the model now (e.g. behind a CLI spinner) instead of on the first call."""
         with self._lock:
             self._load_locked()
+
+    def answer_logprobs(self, messages: list[dict[str, str]], answer: str) -> list[float]:
+        """Token log probabilities of `answer` to the chat `messages` (answer_scorer.py); the checks that
+        read them (likelihood_check.py) find this method on the LM's engine. Serialised with generation:
+        both instances share the cores."""
+        with self._lock:
+            if self._scorer is None:
+                self._scorer = AnswerScorer(self._build(n_ctx=SCORER_N_CTX, logits_all=True))
+            return self._scorer.logprobs(messages, answer)
 
     def complete(self, request: lm15.Request) -> lm15.Response:
         validate_request(request)  # DSPy's own check: no execution controls smuggled in extensions
@@ -251,8 +263,10 @@ class LlamaCppEngine:
     def close(self) -> None:
         with self._lock:
             llama, self._llama = self._llama, None
-        if llama is not None and hasattr(llama, "close"):
-            llama.close()
+            scorer, self._scorer = self._scorer, None
+        for model in (llama, scorer.llama if scorer else None):
+            if model is not None and hasattr(model, "close"):
+                model.close()
 
 
 class AsyncLlamaCppEngine:

@@ -120,6 +120,14 @@ def add_ablation_args(p: argparse.ArgumentParser) -> None:
         help="pointwise tasks that declare it: give a response surely in the wrong language the lowest "
         "level without an LLM call (default on)",
     )
+    g.add_argument(
+        "--likelihood-check",
+        default=None,
+        choices=("on", "off"),
+        help="pointwise translation tasks that declare it, on local GGUF backbones: give a translation the "
+        "backbone finds implausible for its source (word salad) the lowest level without an LLM judgment "
+        "(default on)",
+    )
 
 
 @contextmanager
@@ -179,6 +187,7 @@ def program_options(args: argparse.Namespace) -> dict[str, Any]:
         "directions": getattr(args, "directions", "both"),
         "judge_on": getattr(args, "judge_on", "original"),
         "language_check": getattr(args, "language_check", None) != "off",
+        "likelihood_check": getattr(args, "likelihood_check", None) != "off",
     }
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cejudge_dspy.errors import InputError
-from cejudge_dspy.tasks import available_tasks, load_task, preset_task
+from cejudge_dspy.tasks import TaskSpec, available_tasks, load_task, preset_task
 
 
 @dataclass(frozen=True)
@@ -27,13 +27,14 @@ class Preset:
 
     options: dict[str, Any]
     headline: str
-    # Set only where the task has the option (pointwise tasks that declare the language check).
+    # Set only where the task has the option (pointwise tasks that declare the check; see `_applicable`).
     pointwise_options: dict[str, Any] = field(default_factory=dict)
 
 
 PRESETS: dict[str, Preset] = {
     # The paper's released code: one call per stage, the pairwise judgment shown once with the better
-    # response first and its written answer parsed (the argmax), Google Translate, no language check,
+    # response first and its written answer parsed (the argmax), Google Translate, no language or
+    # likelihood check (pointwise tasks that declare them),
     # the hand-written prompts, accuracy with an unparsed answer counted wrong.
     "paper": Preset(
         options={
@@ -44,10 +45,19 @@ PRESETS: dict[str, Preset] = {
             "program": "base",
         },
         headline="strict",
-        pointwise_options={"language_check": "off"},
+        pointwise_options={"language_check": "off", "likelihood_check": "off"},
     ),
 }
 _UNSET = object()
+
+
+def _applicable(preset: Preset, spec: TaskSpec) -> dict[str, Any]:
+    """The preset's options that the task has: the checks only where its declaration asks for them."""
+    has = {
+        "language_check": spec.check_response_language,
+        "likelihood_check": spec.check_translation_likelihood,
+    }
+    return {**preset.options, **{d: v for d, v in preset.pointwise_options.items() if has.get(d, False)}}
 
 
 def add_preset_arg(p: argparse.ArgumentParser) -> None:
@@ -56,8 +66,8 @@ def add_preset_arg(p: argparse.ArgumentParser) -> None:
         default=None,
         choices=tuple(PRESETS),
         help="paper: the CE-Judge paper's configuration (the task's paper declaration, the pairwise "
-        "judgment once per pair, Google Translate, the argmax rule, no language check, strict accuracy "
-        "first); flags given explicitly win",
+        "judgment once per pair, Google Translate, the argmax rule, no language or likelihood check, strict "
+        "accuracy first); flags given explicitly win",
     )
     p.set_defaults(preset_parser=p)
 
@@ -96,7 +106,7 @@ def apply_preset(args: argparse.Namespace, task: str) -> str:
             field="--preset",
         )
     preset, given = PRESETS[name], getattr(args, "given_flags", set())
-    options = {**preset.options, **(preset.pointwise_options if spec.check_response_language else {})}
+    options = _applicable(preset, spec)
     for dest, value in options.items():
         if dest not in given:
             setattr(args, dest, value)
@@ -109,7 +119,7 @@ def describe_preset(args: argparse.Namespace, task: str) -> str:
     and which flags given explicitly overrode it."""
     preset, spec = PRESETS[args.preset], load_task(task)
     given = getattr(args, "given_flags", set())
-    dests = [*preset.options, *(preset.pointwise_options if spec.check_response_language else {})]
+    dests = list(_applicable(preset, spec))
     if spec.mode == "pointwise":
         dests = [d for d in dests if d not in ("judgment", "orders")]
     shown = [f"{d.replace('_', ' ')} {getattr(args, d)}" for d in dests]

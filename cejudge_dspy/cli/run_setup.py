@@ -52,6 +52,11 @@ def language_checked(args: argparse.Namespace, spec: TaskSpec) -> bool:
     return args.method == "cejudge" and spec.mode == "pointwise" and spec.check_response_language
 
 
+def likelihood_checked(args: argparse.Namespace, spec: TaskSpec) -> bool:
+    """Whether the run's program has the translation-likelihood check: CE-Judge on a task declaring it."""
+    return args.method == "cejudge" and spec.mode == "pointwise" and spec.check_translation_likelihood
+
+
 def check_program_options(args: argparse.Namespace, spec: TaskSpec) -> None:
     """An ablation flag for a method or task it does not apply to is one line, not silently ignored."""
     ablated = [
@@ -72,6 +77,12 @@ def check_program_options(args: argparse.Namespace, spec: TaskSpec) -> None:
             f"task '{spec.name}' with --method {args.method} has no response-language check (CE-Judge on a "
             "pointwise task that declares check_response_language)",
             field="--language-check",
+        )
+    if getattr(args, "likelihood_check", None) is not None and not likelihood_checked(args, spec):
+        raise InputError(
+            f"task '{spec.name}' with --method {args.method} has no translation-likelihood check (CE-Judge "
+            "on a pointwise task that declares check_translation_likelihood)",
+            field="--likelihood-check",
         )
 
 
@@ -116,6 +127,9 @@ def run_identity(
         "directions": args.directions if cejudge else None,
         "judge_on": args.judge_on if cejudge else None,
         "language_check": args.language_check != "off" if language_checked(args, spec) else None,
+        "likelihood_check": (
+            getattr(args, "likelihood_check", None) != "off" if likelihood_checked(args, spec) else None
+        ),
         "data": str(Path(args.data).expanduser().resolve()) if args.data else None,
         "data_sha256": data_sha256,
         "fields": fields,

@@ -56,6 +56,7 @@ IDENTITY_KEYS = (
     "directions",
     "judge_on",
     "language_check",
+    "likelihood_check",
     "data_sha256",
     "fields",
     "constants",
@@ -81,7 +82,8 @@ class RunLockedError(CEJudgeError):
 # The ablations (concepts, checklist directions, texts judged) were fixed in CE-Judge runs before they
 # became options, and are None for other methods. The response-language check came with the graded
 # judgment (the release that records `judgment`): a CE-Judge run of a task that declares the check ran
-# it from then on, and not before.
+# it from then on, and not before. The translation-likelihood check came later still: a run without
+# `likelihood_check` did not run it.
 LATER_KEYS: dict[str, Any] = {
     "decision": "argmax",
     "tie_band": 0.0,
@@ -91,6 +93,7 @@ LATER_KEYS: dict[str, Any] = {
     "directions": lambda run: "both" if _cejudge(run) else None,
     "judge_on": lambda run: "original" if _cejudge(run) else None,
     "language_check": lambda run: ("judgment" in run) if _language_checked(run) else None,
+    "likelihood_check": lambda run: False if _likelihood_checked(run) else None,
 }
 
 
@@ -105,6 +108,15 @@ def _language_checked(identity: dict[str, Any]) -> bool:
     except CEJudgeError:
         return False
     return _cejudge(identity) and spec.mode == "pointwise" and spec.check_response_language
+
+
+def _likelihood_checked(identity: dict[str, Any]) -> bool:
+    """Whether the run's program has the likelihood check (cli.run_setup.likelihood_checked)."""
+    try:
+        spec = load_task(str(identity.get("task")))
+    except CEJudgeError:
+        return False
+    return _cejudge(identity) and spec.mode == "pointwise" and spec.check_translation_likelihood
 
 
 def identity_value(identity: dict[str, Any], key: str) -> Any:

@@ -212,6 +212,11 @@ def _metrics(rows: Sequence[Record], spec: TaskSpec, n_resamples: int, seed: int
     else:
         # Few distinct scores make rank correlations mostly ties (the reason for expected scores).
         out["distinct_scores"] = len({round(float(p), 6) for r in rows if (p := prediction(r)) is not None})
+        # Scores a check gave without an LLM judgment (methods/cejudge/checks.py), so a reader knows how
+        # much of the ranking is the judge's.
+        checks = [r.result.decided_by.get("probability") for r in rows if r.result and r.status == "ok"]
+        if by_check := {c: checks.count(c) for c in ("language check", "likelihood check") if c in checks}:
+            out["decided_by_checks"] = by_check
     if spec.dimensions:
         out["dimensions"] = dimension_table(rows, spec)
         out["constant_dimensions"] = sorted(

@@ -40,8 +40,10 @@ def _demo(demo: Any) -> Any:
 # Program attributes whose content is passed into prompts on every call (not through a signature).
 PROMPT_CONSTANTS = ("spec", "checklist")
 # Task declaration entries that never reach a prompt: where the file lies differs between clones (and Ray
-# nodes), and the dataset only says where items come from (the run identity fingerprints the data).
-_NOT_IN_PROMPTS = ("path", "dataset")
+# nodes), and the dataset only says where items come from (the run identity fingerprints the data). The
+# likelihood check decides without a prompt and the run identity records it as `likelihood_check`; it
+# is left out so that adding it kept every earlier run's hash (check_response_language, older, stays in).
+_NOT_IN_PROMPTS = ("path", "dataset", "check_translation_likelihood")
 
 
 def _constant(name: str, value: Any) -> Any:

@@ -113,6 +113,9 @@ def summary_table(summary: dict[str, Any], title: str | None = None) -> Table:
             f"decided by the responses' own grades {summary['decided_by_grades']} of {summary['n_graded']} "
             "(no order shown; the position figures cover the rest)"
         )
+    if checks := summary.get("decided_by_checks"):
+        shown = ", ".join(f"{name} {n}" for name, n in checks.items())
+        caption.append(f"scored lowest by a check, without an LLM judgment: {shown}")
     if "position_consistency" in summary:
         consistency = _fmt(summary["position_consistency"]["value"])
         caption.append(f"position consistency {consistency} (same pick in both orders)")

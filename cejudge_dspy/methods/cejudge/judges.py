@@ -17,8 +17,8 @@ import dspy
 
 from cejudge_dspy.errors import InputError
 from cejudge_dspy.items import require_text
-from cejudge_dspy.language_check import LanguageCheck, check_language
 from cejudge_dspy.languages import normalize_language
+from cejudge_dspy.methods.cejudge.checks import translation_checks
 from cejudge_dspy.methods.cejudge.graded import (
     failed_grade,
     grade_from,
@@ -63,12 +63,15 @@ class PointwiseJudge(CEJudgeProgram):
         translator: str | Translator = "llm",
         decision: Decision = "probability",
         language_check: bool = True,
+        likelihood_check: bool = True,
         **ablations: Any,
     ) -> None:
         super().__init__(task, translator, **ablations)
         self.decision = check_decision(decision)
-        # Only for tasks that declare it (check_response_language); False runs the LLM on every item.
+        # Each only for tasks that declare it (check_response_language, check_translation_likelihood;
+        # see checks.py); False runs the LLM judgment on every item.
         self.language_check = language_check
+        self.likelihood_check = likelihood_check
         self.judge = ScoreJudgment()
 
     async def aforward(
@@ -79,10 +82,18 @@ class PointwiseJudge(CEJudgeProgram):
         language = normalize_language(language)
         response_language = normalize_language(response_language) if response_language else language
         usage = Usage()
-        if self.language_check and self.spec.check_response_language:
-            check = check_language(response, response_language)
-            if check.verdict == "no":
-                return self._wrong_language(check, usage).to_prediction()
+        decided, checked = await translation_checks(
+            self.spec,
+            instruction=instruction,
+            response=response,
+            language=language,
+            response_language=response_language,
+            usage=usage,
+            language_check=self.language_check,
+            likelihood_check=self.likelihood_check,
+        )
+        if decided is not None:
+            return decide(decided, self.decision).to_prediction()
         expected = self._calls_to_understand(language, response_language) + 1
         with collecting(usage, expected_calls=expected):
             try:
@@ -101,6 +112,7 @@ class PointwiseJudge(CEJudgeProgram):
             feedback=pred.feedback,
             answers=list(pred.answers),
             probabilities=score_probabilities(pred, sorted(self.spec.scale)),
+            details=checked,
             **found,
         )
         return decide(result, self.decision).to_prediction()
@@ -114,20 +126,6 @@ class PointwiseJudge(CEJudgeProgram):
             checklist=seen.checklist,
             **self._shown(seen, language, response_language),
         )
-
-    def _wrong_language(self, check: LanguageCheck, usage: Usage) -> JudgeResult:
-        """The scale's lowest level for a response surely in another language, decided without an LLM."""
-        lowest = min(self.spec.scale)
-        result = JudgeResult(
-            mode="pointwise",
-            status="ok",
-            score=lowest,
-            feedback=check.describe()[0].upper() + check.describe()[1:] + f": level {lowest}.",
-            usage=usage,
-            details={"language_check": check.to_dict()},
-            decided_by={"argmax": "language check", "probability": "language check"},
-        )
-        return decide(result, self.decision)
 
 
 Judgment = Literal["graded", "pairwise"]
@@ -303,6 +301,7 @@ def cejudge_program(
     judgment: Judgment = "graded",
     grade_margin: float = DEFAULT_GRADE_MARGIN,
     language_check: bool = True,
+    likelihood_check: bool = True,
     concepts: bool = True,
     directions: Directions = "both",
     judge_on: JudgeOn = "original",
@@ -322,5 +321,10 @@ def cejudge_program(
             **ablations,
         )
     return PointwiseJudge(
-        spec, translator=translator, decision=decision, language_check=language_check, **ablations
+        spec,
+        translator=translator,
+        decision=decision,
+        language_check=language_check,
+        likelihood_check=likelihood_check,
+        **ablations,
     )
