@@ -57,19 +57,18 @@ def test_the_check_compares_the_mean_token_log_probability_with_the_floor() -> N
 
         return score
 
-    low = check_likelihood(scorer([-6.0, -5.0, -4.5, -5.5, -6.0, -0.2]), SOURCE, SALAD, "de", "en")
-    assert (
-        low.verdict == "implausible"
-        and low.mean == pytest.approx(-27.2 / 6, abs=1e-4)
-        and low.minimum == -6.0
-    )
-    assert low.tokens == 6 and "implausible" in low.describe() and "-4.53" in low.describe()
-    high = check_likelihood(scorer([-1.0, -0.5, -2.0, -0.5, -1.0, -0.1]), SOURCE, GOOD, "de", "en")
-    assert high.verdict == "plausible" and high.mean == pytest.approx(-5.1 / 6, abs=1e-4)
+    salad = [-6.0, -5.0, -4.5, -5.5, -6.0, -5.0, -4.0, -6.0, -0.2]  # the last: the end of turn
+    low = check_likelihood(scorer(salad), SOURCE, SALAD, "de", "en")
+    assert low.verdict == "implausible" and low.minimum == -6.0
+    assert low.mean == pytest.approx(-42.2 / 9, abs=1e-4)
+    assert low.tokens == 9 and "implausible" in low.describe() and "-4.69" in low.describe()
+    good = [-1.0, -0.5, -2.0, -0.5, -1.0, -0.1, -0.3, -0.4, -0.1]
+    high = check_likelihood(scorer(good), SOURCE, GOOD, "de", "en")
+    assert high.verdict == "plausible" and high.mean == pytest.approx(-5.9 / 9, abs=1e-4)
     # The floor is strict: exactly at it is plausible.
-    assert check_likelihood(scorer([MEAN_FLOOR] * 6), SOURCE, GOOD, "de", "en").verdict == "plausible"
-    # Four tokens of its own (plus the end of turn) at least; "Paris" carries too little evidence.
-    short = check_likelihood(scorer([-9.0] * 3), "Paris ist schön.", "Paris", "de", "en")
+    assert check_likelihood(scorer([MEAN_FLOOR] * 9), SOURCE, GOOD, "de", "en").verdict == "plausible"
+    # Eight tokens of its own (plus the end of turn) at least: a short title is left to the judge.
+    short = check_likelihood(scorer([-9.0] * 8), "Hipsterhöhle", "The Hipster Rink", "de", "en")
     assert short.verdict == "unsure" and short.reason == "too short"
     messages, answer = asked[0]
     assert answer == SALAD and messages == translation_messages(SOURCE, "de", "en")
@@ -122,6 +121,20 @@ def test_word_salad_gets_the_lowest_level_without_an_llm_judgment() -> None:
         ).result
     assert off.score == 5 and len(engine.calls) > calls and "likelihood_check" not in off.details
     assert [answer for _, answer in engine.scored] == [SALAD, GOOD]  # the check was off for the third
+
+
+def test_a_backbone_that_cannot_score_gets_the_llm_judgment_and_one_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    lm, engine = fake_lm()
+    with dspy.context(lm=lm), caplog.at_level("WARNING", logger="cejudge_dspy"):
+        for _ in range(2):
+            result = PointwiseJudge("literary")(
+                instruction=SOURCE, response=SALAD, language="de", response_language="en"
+            ).result
+            assert result.score == 5 and "likelihood_check" not in result.details
+    said = [r for r in caplog.records if "likelihood check does not run" in r.getMessage()]
+    assert len(said) == 1 and "fake/judge" in said[0].getMessage()
 
 
 def test_the_language_check_decides_first_and_tasks_without_the_declaration_are_not_scored() -> None:

@@ -10,6 +10,9 @@ The language check runs first: it needs no model, and a copied source is likely 
 from __future__ import annotations
 
 import asyncio
+import logging
+import threading
+import weakref
 from typing import Any
 
 import dspy
@@ -19,6 +22,24 @@ from cejudge_dspy.likelihood_check import check_likelihood, scorer_of
 from cejudge_dspy.results import JudgeResult
 from cejudge_dspy.tasks import TaskSpec
 from cejudge_dspy.usage import Usage
+
+logger = logging.getLogger("cejudge_dspy")
+_said: weakref.WeakSet[Any] = weakref.WeakSet()  # LMs already reported as unable to score a text
+_lock = threading.Lock()
+
+
+def _say_unavailable(lm: Any) -> None:
+    """Say once per LM that the declared likelihood check cannot run on it."""
+    with _lock:
+        first = lm not in _said
+        if first:
+            _said.add(lm)
+    if first:
+        logger.warning(
+            "backbone %s cannot score a given text, so the translation-likelihood check does not run: "
+            "word salad is left to the LLM judgment (the check needs a local GGUF backbone)",
+            getattr(lm, "model", type(lm).__name__),
+        )
 
 
 def lowest_level(
@@ -55,7 +76,11 @@ async def translation_checks(
         if found.verdict == "no":
             details["language_check"] = found.to_dict()
             return lowest_level(spec, found.describe(), "language check", details, usage), details
-    score = scorer_of(dspy.settings.lm) if likelihood_check and spec.check_translation_likelihood else None
+    score = None
+    if likelihood_check and spec.check_translation_likelihood:
+        score = scorer_of(lm := dspy.settings.lm)
+        if score is None and lm is not None:
+            _say_unavailable(lm)
     if score is not None:
         # A forward pass on the CPU: off the event loop, so other items' calls are not held up.
         check = await asyncio.to_thread(
