@@ -32,6 +32,8 @@ from cejudge_dspy.methods.cejudge.stages import (
 from cejudge_dspy.methods.cejudge.understanding import Understanding
 from cejudge_dspy.methods.saved import for_task
 from cejudge_dspy.methods.shared import SharedWork
+from cejudge_dspy.methods.stages import StageFailure
+from cejudge_dspy.results import unparsed
 from cejudge_dspy.sync import run_sync
 from cejudge_dspy.tasks import TaskSpec, load_task
 from cejudge_dspy.translate.translators import Translator, make_translator
@@ -226,3 +228,10 @@ class CEJudgeProgram(dspy.Module):
 def _shown_language(original: str, shown: str, language: str) -> str:
     """English for a text that was translated; its own language for one passed through untouched."""
     return "English" if shown != original or is_english(language) else language_name(language)
+
+
+def unparsed_prediction(
+    mode: Literal["pointwise", "pairwise"], failure: StageFailure, **found: Any
+) -> dspy.Prediction:
+    """The record of an item whose stage could not be read even after its retry, with what was found."""
+    return unparsed(mode, failure.stage, failure.reason, failure.raw, **found).to_prediction()

@@ -1,0 +1,199 @@
+"""CE-Judge's pairwise judge: which of two responses is better, graded one by one or shown as a pair.
+
+Each response's concepts, translation and checklists as for the pointwise judge; then, by default, a grade
+per response on its own (graded.py), and the pairwise judgment in both orders only where the grades do not
+separate the pair; `judgment="pairwise"` runs the paper's pairwise judgment on every pair.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Literal
+
+import dspy
+
+from cejudge_dspy.errors import InputError
+from cejudge_dspy.items import require_text
+from cejudge_dspy.languages import normalize_language
+from cejudge_dspy.methods.cejudge.graded import (
+    failed_grade,
+    grade_from,
+    graded_call,
+    graded_feedback,
+    unread_grades,
+)
+from cejudge_dspy.methods.cejudge.program import CEJudgeProgram
+from cejudge_dspy.methods.cejudge.program import unparsed_prediction as _unparsed
+from cejudge_dspy.methods.cejudge.stages import GradeJudgment, VerdictJudgment
+from cejudge_dspy.methods.cejudge.understanding import Understanding, findings
+from cejudge_dspy.methods.readings import (
+    check_decision,
+    check_tie_band,
+    pairwise_probabilities,
+    preference_probabilities,
+)
+from cejudge_dspy.methods.stages import StageFailure, judge_order
+from cejudge_dspy.probabilities import DEFAULT_GRADE_MARGIN, DEFAULT_TIE_BAND
+from cejudge_dspy.results import Decision, GradeResult, JudgeResult, OrderResult, decide, reconcile, unparsed
+from cejudge_dspy.tasks import TaskSpec
+from cejudge_dspy.translate.translators import Translator
+from cejudge_dspy.usage import Usage, about, collecting, expect_more_calls
+
+Judgment = Literal["graded", "pairwise"]
+JUDGMENTS: tuple[Judgment, ...] = ("graded", "pairwise")
+
+
+class PairwiseJudge(CEJudgeProgram):
+    """Pick the better of two responses.
+
+    `judgment="graded"` (default): each response is graded on its own with its checklist, and the
+    pairwise judgment (both orders by default) decides only pairs whose grades do not separate (see
+    graded.py). `judgment="pairwise"`: the paper's judgment, both responses shown at once, for every pair.
+    """
+
+    mode = "pairwise"
+
+    def __init__(
+        self,
+        task: str | TaskSpec = "chat",
+        translator: str | Translator = "llm",
+        orders: Literal["both", "single"] = "both",
+        decision: Decision = "probability",
+        tie_band: float = DEFAULT_TIE_BAND,
+        judgment: Judgment = "graded",
+        grade_margin: float = DEFAULT_GRADE_MARGIN,
+        **ablations: Any,
+    ) -> None:
+        super().__init__(task, translator, **ablations)
+        if orders not in ("both", "single"):
+            raise InputError(f"orders must be 'both' or 'single', got {orders!r}", field="orders")
+        if judgment not in JUDGMENTS:
+            raise InputError(f"must be one of {', '.join(JUDGMENTS)}, got {judgment!r}", field="judgment")
+        if not 0.0 <= grade_margin <= 1.0:
+            raise InputError(f"must be in [0, 1], got {grade_margin!r}", field="grade_margin")
+        self.orders = orders
+        self.decision = check_decision(decision)
+        self.tie_band = check_tie_band(tie_band)
+        self.judgment = judgment
+        self.grade_margin = float(grade_margin)
+        self.grade = GradeJudgment()
+        self.judge = VerdictJudgment()
+
+    async def aforward(
+        self, instruction: str, response_a: str, response_b: str, language: str = "en"
+    ) -> dspy.Prediction:
+        instruction = require_text(instruction, "instruction")
+        a, b = require_text(response_a, "response_a"), require_text(response_b, "response_b")
+        language = normalize_language(language)
+        usage = Usage()
+        graded = self.judgment == "graded"
+        # Both responses ask for the instruction's concepts and English; the second request is shared.
+        n_orders = 2 if self.orders == "both" else 1
+        expected = 2 * self._calls_to_understand(language, language) + (2 if graded else n_orders)
+        with collecting(usage, expected_calls=expected):
+            try:
+                # Each response's checklists start as soon as its own concepts and translation are in.
+                seen_a, seen_b = await asyncio.gather(
+                    self._understand(instruction, a, language, language, "A"),
+                    self._understand(instruction, b, language, language, "B"),
+                )
+            except StageFailure as failure:
+                return _unparsed("pairwise", failure, usage=usage)
+            found = findings(usage, a=seen_a, b=seen_b)
+            grades: dict[str, GradeResult] = {}
+            if graded:
+                grade_a, grade_b = await asyncio.gather(
+                    self._grade(seen_a, "A", language), self._grade(seen_b, "B", language)
+                )
+                grades = {"a": grade_a, "b": grade_b}
+                call = graded_call(grade_a, grade_b, self.grade_margin)
+            orders: list[OrderResult] = []
+            if not graded or call.needs_orders(self.decision):
+                if graded:
+                    expect_more_calls(n_orders)
+                # The swapped order reuses the checklists: only the judgment is repeated.
+                plan = [("AB", seen_a, seen_b)] + ([("BA", seen_b, seen_a)] if n_orders == 2 else [])
+                orders = list(await asyncio.gather(*(self._judge_order(*p, language) for p in plan)))
+        by_orders, consistent = reconcile(orders) if orders else (None, None)
+        argmax = call.argmax_verdict if graded and call.argmax_verdict else by_orders
+        if graded and argmax is None and not orders:
+            argmax = "tie"  # equal labels the expected grades decided: no argmax answer separates them
+        if argmax is None:
+            failed = next(o for o in orders if o.verdict is None)
+            reason = f"order {failed.order}: {failed.error}"
+            return unparsed(
+                "pairwise", "VerdictJudgment", reason, failed.raw, orders=orders, grades=grades, **found
+            ).to_prediction()
+        p_graded = call.p_a if graded else None  # p(A) when the grades decided under the probability rule
+        probabilities = (
+            preference_probabilities(p_graded, self.tie_band)
+            if p_graded is not None
+            else pairwise_probabilities(orders, self.tie_band)
+            if orders
+            else unread_grades(grades)
+        )
+        first = orders[0] if orders else None
+        result = JudgeResult(
+            mode="pairwise",
+            status="ok",
+            verdict=argmax,
+            consistent=consistent,
+            feedback=graded_feedback(grades) if graded and not orders else first.feedback if first else "",
+            answers=first.answers if first else [],
+            orders=orders,
+            probabilities=probabilities,
+            grades=grades,
+            decided_by={
+                "argmax": "grades" if graded and (call.argmax_verdict or not orders) else "orders",
+                "probability": "grades" if p_graded is not None else "orders",
+            }
+            if graded
+            else {},
+            **found,
+        )
+        return decide(result, self.decision).to_prediction()
+
+    async def _grade(self, seen: Understanding, which: str, language: str) -> GradeResult:
+        """One response graded on its own, on the untranslated texts (or, ablated, the English ones),
+        with its checklist."""
+        shown = self._shown(seen, language, language)
+        try:
+            pred = await about(
+                which,
+                self.grade.acall(
+                    task=self.spec.task,
+                    criteria=self.spec.criteria,
+                    instruction=shown["instruction"],
+                    response=shown["response"],
+                    checklist=seen.checklist,
+                ),
+            )
+        except StageFailure as failure:
+            return failed_grade(failure)
+        return grade_from(pred)
+
+    async def _judge_order(
+        self, order: Literal["AB", "BA"], first: Understanding, second: Understanding, language: str
+    ) -> OrderResult:
+        """The judgment on the untranslated texts (or, ablated, the English ones) as shown (`first` as
+        A), with each one's checklist."""
+        shown_a, shown_b = self._shown(first, language, language), self._shown(second, language, language)
+        return await about(
+            shown_first(order),
+            judge_order(
+                self.judge,
+                order,
+                task=self.spec.task,
+                criteria=self.spec.criteria,
+                instruction=shown_a["instruction"],
+                response_a=shown_a["response"],
+                response_b=shown_b["response"],
+                checklist_a=first.checklist,
+                checklist_b=second.checklist,
+            ),
+        )
+
+
+def shown_first(order: Literal["AB", "BA"]) -> str:
+    """What a presentation order is called in progress messages: `A shown first`, `B shown first`."""
+    return f"{order[0]} shown first"
