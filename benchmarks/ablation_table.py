@@ -20,20 +20,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rules_table import fmt
+
 from cejudge_dspy.errors import CEJudgeError
 from cejudge_dspy.evaluation.compare import compare_runs
 
 
 def value_ci(metric: dict[str, Any] | None) -> str:
-    """`0.600 [0.400, 0.800]`, the value alone without a CI, or why it is undefined."""
-    if not metric:
-        return "n/a"
-    if metric.get("value") is None:
-        return f"undefined ({metric.get('reason') or 'no items'})"
-    text = f"{metric['value']:.3f}"
-    if metric.get("ci_low") is not None and metric.get("ci_high") is not None:
-        text += f" [{metric['ci_low']:.3f}, {metric['ci_high']:.3f}]"
-    return text
+    """`0.600 [0.400, 0.800]`: the table has its own n column."""
+    return fmt(metric, with_n=False)
 
 
 def summary_metric(run: Path, language: str) -> dict[str, Any] | None:

@@ -21,8 +21,9 @@ from typing import Any
 RULES = ("argmax", "probability")
 
 
-def fmt(metric: dict[str, Any] | None) -> str:
-    """`0.733 [0.567, 0.900] (n 30)`, or the reason a metric is undefined."""
+def fmt(metric: dict[str, Any] | None, with_n: bool = True) -> str:
+    """`0.733 [0.567, 0.900] (n 30)` (without `(n 30)` when `with_n` is false), or the reason a metric
+    is undefined."""
     if not metric:
         return "n/a"
     if metric.get("value") is None:
@@ -30,7 +31,7 @@ def fmt(metric: dict[str, Any] | None) -> str:
     text = f"{metric['value']:.3f}"
     if metric.get("ci_low") is not None and metric.get("ci_high") is not None:
         text += f" [{metric['ci_low']:.3f}, {metric['ci_high']:.3f}]"
-    return f"{text} (n {metric.get('n', '?')})"
+    return f"{text} (n {metric.get('n', '?')})" if with_n else text
 
 
 def pairwise_rows(rules: dict[str, Any]) -> list[str]:

@@ -92,8 +92,8 @@ LATER_KEYS: dict[str, Any] = {
     "concepts": lambda run: True if _cejudge(run) else None,
     "directions": lambda run: "both" if _cejudge(run) else None,
     "judge_on": lambda run: "original" if _cejudge(run) else None,
-    "language_check": lambda run: ("judgment" in run) if _language_checked(run) else None,
-    "likelihood_check": lambda run: False if _likelihood_checked(run) else None,
+    "language_check": lambda run: ("judgment" in run) if _checked(run, "check_response_language") else None,
+    "likelihood_check": lambda run: False if _checked(run, "check_translation_likelihood") else None,
 }
 
 
@@ -101,22 +101,14 @@ def _cejudge(identity: dict[str, Any]) -> bool:
     return identity.get("method", "cejudge") == "cejudge"
 
 
-def _language_checked(identity: dict[str, Any]) -> bool:
-    """Whether the run's program has the response-language check (cli.run_setup.language_checked)."""
+def _checked(identity: dict[str, Any], flag: str) -> bool:
+    """Whether the run's program has a pointwise check its task declares with `flag`
+    (cli.run_setup.language_checked, likelihood_checked)."""
     try:
         spec = load_task(str(identity.get("task")))
     except CEJudgeError:
         return False
-    return _cejudge(identity) and spec.mode == "pointwise" and spec.check_response_language
-
-
-def _likelihood_checked(identity: dict[str, Any]) -> bool:
-    """Whether the run's program has the likelihood check (cli.run_setup.likelihood_checked)."""
-    try:
-        spec = load_task(str(identity.get("task")))
-    except CEJudgeError:
-        return False
-    return _cejudge(identity) and spec.mode == "pointwise" and spec.check_translation_likelihood
+    return _cejudge(identity) and spec.mode == "pointwise" and bool(getattr(spec, flag))
 
 
 def identity_value(identity: dict[str, Any], key: str) -> Any:
