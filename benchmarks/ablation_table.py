@@ -47,8 +47,9 @@ def paired(row: dict[str, Any], metric: str) -> str:
         )
     if test.get("value") is None or test["value"] != test["value"]:  # NaN: too few items
         return f"undefined ({test.get('reason') or 'no items'})"
-    ci = f" [{test['ci_low']:+.3f}, {test['ci_high']:+.3f}]" if test.get("ci_low") is not None else ""
-    return f"{test['value']:+.3f}{ci}, p = {test['p_value']:.3f}"
+    # compare's difference is base - ablated; the table shows what the ablation did: ablated - base.
+    ci = f" [{-test['ci_high']:+.3f}, {-test['ci_low']:+.3f}]" if test.get("ci_low") is not None else ""
+    return f"{-test['value']:+.3f}{ci}, p = {test['p_value']:.3f}"
 
 
 def label(differences: dict[str, list[Any]]) -> str:

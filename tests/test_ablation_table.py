@@ -28,8 +28,9 @@ def test_cells_value_ci_and_the_paired_comparisons() -> None:
     assert value_ci({"value": None, "reason": "constant predictions"}) == "undefined (constant predictions)"
     mcnemar = {"test": {"p_value": 0.125, "extra": {"b": 4, "c": 0}}}
     assert paired(mcnemar, "accuracy") == "McNemar: 4 right only in base, 0 only ablated, p = 0.125"
+    # compare gives base - ablated; the table shows ablated - base.
     diff = {"test": {"value": -0.2, "ci_low": -0.5, "ci_high": 0.1, "p_value": 0.2}}
-    assert paired(diff, "kendall") == "-0.200 [-0.500, +0.100], p = 0.200"
+    assert paired(diff, "kendall") == "+0.200 [-0.100, +0.500], p = 0.200"
     assert paired({"test": {"value": float("nan"), "reason": "too few items"}}, "kendall") == (
         "undefined (too few items)"
     )
