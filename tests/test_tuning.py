@@ -356,6 +356,10 @@ def test_estimate_calls_follows_the_documented_formula() -> None:
     assert mipro.program_runs == (4 + 1) * 2 + 6 * 6 and mipro.prompt_calls == 3 * 6 * 5 + 1 + 1
     simba = tuning.estimate_calls("literary", 8, 4, optimizer="simba", budget=2)
     assert simba.program_runs == 2 * 8 * 13 + 7 * 8 and simba.calls_per_train_item == 7
+    # Pointwise: the training items are scored once more, by the starting program (the ranking anchors).
+    assert simba.total == math.ceil(
+        simba.program_runs * 7 + simba.dev_runs * simba.calls_per_dev_item + simba.prompt_calls + 8 * 7
+    )
     with pytest.raises(InputError):
         tuning.estimate_calls("chat", 8, 4, optimizer="copro")
 

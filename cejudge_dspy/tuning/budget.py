@@ -1,7 +1,7 @@
 """Budgets, LM-call estimates and data splits for `tuning.optimize`.
 
 `estimate_calls` is an upper bound (no retries, no shared-work savings), shown before a run starts:
-    total = R x k_train + 2 x |dev| x k_dev + P
+    total = R x k_train + 2 x |dev| x k_dev + P  (+ |train| x k_train pointwise: the ranking anchors)
 k: LM calls per item (pairwise 9 = 3 concepts + 4 checklists + 2 orders, +3 translations when not
 English; pointwise 5 = 2 concepts + 2 checklists + 1 score, +1 per non-English text). The dev split is
 run twice (before and after). R: program runs the optimizer's budget implies; P: its
@@ -132,7 +132,9 @@ def estimate_calls(
         raise InputError(
             f"unknown optimizer {optimizer!r}; choose {', '.join(OPTIMIZERS)}", field="optimizer"
         )
-    total = math.ceil(runs * k_train + 2 * n_dev * k_dev + prompts)
+    # Pointwise runs score the training items once with the starting program (the metric's anchors).
+    anchors = n_train * k_train if spec.mode == "pointwise" else 0
+    total = math.ceil(runs * k_train + 2 * n_dev * k_dev + prompts + anchors)
     return CallEstimate(optimizer, int(runs), k_train, k_dev, 2 * n_dev, int(prompts), total)
 
 

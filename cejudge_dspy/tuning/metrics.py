@@ -7,8 +7,11 @@ Gold ties score a constant 0.5 whatever the judge says: a judge that must answer
 cannot express a tie, and rewarding the order-dependent "tie" that `reconcile` reports would teach
 position bias. They carry no signal, so `tuning.split_items` drops them from train and dev.
 
-Pointwise (`pointwise_feedback`/`pointwise_metric`): 1 - |score - gold| / (hi - lo) on the task
-scale lo..hi. A gold on another scale (e.g. 0-100 DA) is mapped linearly from `label_range`, the
+Pointwise (`pointwise_feedback`/`pointwise_metric`): the task is measured by a rank correlation, so
+with `anchors` (the training items as the starting program scored them; `tuning.optimize` passes them)
+the score is RANK_WEIGHT x the share of anchors the item is ordered right against (ranking.py) +
+(1 - RANK_WEIGHT) x closeness, 1 - |score - gold| / (hi - lo) on the task scale lo..hi; without anchors,
+closeness alone. A gold on another scale (e.g. 0-100 DA) is mapped linearly from `label_range`, the
 min and max of the training labels (see `label_range_for`), and clipped to the scale.
 
 With token probabilities (the default decision rule, where the backbone gives them) the metrics use
@@ -33,6 +36,7 @@ import dspy
 from cejudge_dspy.errors import DataError, InputError
 from cejudge_dspy.results import JudgeResult
 from cejudge_dspy.tasks import TaskSpec, load_task
+from cejudge_dspy.tuning.ranking import RANK_WEIGHT, Anchor, against_anchors, describe
 
 Metric = Callable[..., Any]
 _CLIP = 300  # characters of any quoted text in feedback: enough to reflect on, small enough for a prompt
@@ -193,8 +197,10 @@ def pointwise_feedback(
     *,
     scale: tuple[float, float] | None = None,
     label_range: tuple[float, float] | None = None,
+    anchors: Sequence[Anchor] = (),
 ) -> dspy.Prediction:
-    """Per-item closeness to the human score; bind `scale` (and `label_range`) with `metric_for`."""
+    """Per-item ranking against `anchors` and closeness to the human score (see the module docstring);
+    bind `scale`, `label_range` and `anchors` with `metric_for`."""
     if scale is None:
         raise InputError("pointwise metrics need the task scale; build one with metric_for(task, trainset)")
     result = result_of(pred)
@@ -204,7 +210,9 @@ def pointwise_feedback(
     target = rescale(raw, label_range, scale)
     lo, hi = scale
     diff = float(result.score) - target
-    score = max(0.0, 1.0 - abs(diff) / (hi - lo))
+    closeness = max(0.0, 1.0 - abs(diff) / (hi - lo))
+    ranking = against_anchors(str(gold.get("id")), raw, float(result.score), anchors) if anchors else None
+    score = closeness if ranking is None else RANK_WEIGHT * ranking.value + (1 - RANK_WEIGHT) * closeness
     human = f"The human score is {raw:g}"
     if label_range is not None:
         human += f" on the data's {label_range[0]:g}-{label_range[1]:g} range, i.e. {target:.1f}"
@@ -220,8 +228,14 @@ def pointwise_feedback(
             if abs(diff) < 1e-9
             else f"too {'high' if diff > 0 else 'low'} by {abs(diff):.1f}."
         ),
-        f"Score {score:.2f} = 1 - |{float(result.score):.2f} - {target:.1f}| / {hi - lo:g}.",
+        f"Closeness {closeness:.2f} = 1 - |{float(result.score):.2f} - {target:.1f}| / {hi - lo:g}.",
     ]
+    if ranking is not None:
+        lines.append(describe(ranking))
+        lines.append(
+            f"Score {score:.2f} = {RANK_WEIGHT:g} x ranking {ranking.value:.2f} + {1 - RANK_WEIGHT:g} x "
+            f"closeness {closeness:.2f}: the task is measured by how the judge orders items."
+        )
     if result.feedback:
         lines.append(f"Judge's reasoning: {_clip(result.feedback)}")
     if result.answers:
@@ -246,17 +260,25 @@ def pointwise_metric(
     *,
     scale: tuple[float, float] | None = None,
     label_range: tuple[float, float] | None = None,
+    anchors: Sequence[Anchor] = (),
 ) -> float:
     """`pointwise_feedback`'s score as a float."""
     return float(
         pointwise_feedback(
-            gold, pred, trace, pred_name, pred_trace, scale=scale, label_range=label_range
+            gold, pred, trace, pred_name, pred_trace, scale=scale, label_range=label_range, anchors=anchors
         ).score
     )
 
 
-def metric_for(task: str | TaskSpec, trainset: Sequence[Any] = (), *, feedback: bool = False) -> Metric:
-    """The task's metric with its scale and training label range bound, GEPA-shaped when `feedback`."""
+def metric_for(
+    task: str | TaskSpec,
+    trainset: Sequence[Any] = (),
+    *,
+    feedback: bool = False,
+    anchors: Sequence[Anchor] = (),
+) -> Metric:
+    """The task's metric with its scale, training label range and (pointwise) ranking anchors bound,
+    GEPA-shaped when `feedback`."""
     spec = load_task(task)
     if spec.mode == "pairwise":
         return pairwise_feedback if feedback else pairwise_metric
@@ -268,10 +290,13 @@ def metric_for(task: str | TaskSpec, trainset: Sequence[Any] = (), *, feedback: 
     def metric(
         gold: Any, pred: Any, trace: Any = None, pred_name: str | None = None, pred_trace: Any = None
     ) -> Any:
-        return fn(gold, pred, trace, pred_name, pred_trace, scale=scale, label_range=label_range)
+        return fn(
+            gold, pred, trace, pred_name, pred_trace, scale=scale, label_range=label_range, anchors=anchors
+        )
 
     metric.__name__ = fn.__name__
     metric.label_range = label_range  # type: ignore[attr-defined]
+    metric.anchors = tuple(anchors)  # type: ignore[attr-defined]
     return metric
 
 

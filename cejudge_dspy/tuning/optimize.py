@@ -50,6 +50,7 @@ from cejudge_dspy.tuning.optimizers import (
     prepare_log_dir,
     with_instructions,
 )
+from cejudge_dspy.tuning.ranking import Anchor
 
 
 @dataclass(frozen=True)
@@ -174,6 +175,26 @@ def evaluate_dev(
     )
 
 
+def training_anchors(
+    program: dspy.Module,
+    trainset: list[dspy.Example],
+    spec: TaskSpec,
+    *,
+    num_threads: int = 1,
+    on_progress: Progress | None = None,
+) -> list[Anchor]:
+    """The training items as `program` scores them (unparsed ones left out): the ranking metric's anchors."""
+    scored = evaluate_dev(
+        program, trainset, spec, metric_for(spec, trainset), num_threads=num_threads,
+        on_progress=on_progress, phase="anchors",
+    )  # fmt: skip
+    return [
+        Anchor(item_id, float(ex.label), float(score))
+        for item_id, ex, score in zip(scored.ids, trainset, scored.predictions, strict=True)
+        if score is not None
+    ]
+
+
 def optimize(
     task: str | TaskSpec,
     trainset: list[dspy.Example],
@@ -226,7 +247,6 @@ def optimize(
     if optimizer == "simba":
         reflect, val = trainset, []
     estimate = estimate_calls(spec, trainset, devset, optimizer=optimizer, budget=budget, demos=demos)
-    metric, feedback = metric_for(spec, trainset), metric_for(spec, trainset, feedback=True)
     student = program_for_task(spec, program)
     logs = Path(log_dir) if log_dir and optimizer == "gepa" else None
     fingerprint = {
@@ -241,12 +261,22 @@ def optimize(
     watcher = GEPAWatcher(on_progress, estimate.program_runs)
 
     def score_dev(candidate: dspy.Module, phase: str) -> DevScore:
+        # `metric` is bound below, once the anchors are known, and before the first dev pass.
         # The same dev split, metric and threads before and after tuning: only the program differs.
         return evaluate_dev(
             candidate, devset, spec, metric, num_threads=num_threads, on_progress=on_progress, phase=phase
         )
 
     with dspy.context(lm=lm):
+        # Pointwise: the starting program's scores of the training items anchor the ranking term of the
+        # metric (ranking.py); they are fixed before any candidate is scored.
+        anchors = (
+            training_anchors(student, trainset, spec, num_threads=num_threads, on_progress=on_progress)
+            if spec.mode == "pointwise"
+            else []
+        )
+        metric = metric_for(spec, trainset, anchors=anchors)
+        feedback = metric_for(spec, trainset, feedback=True, anchors=anchors)
         before = score_dev(student, "dev-before")
         shared = getattr(student, "shared", None)
         if shared is not None:  # dev results must not ride along into every candidate's deepcopy
@@ -300,7 +330,13 @@ def optimize(
         source=source,
         dev_before=before,
         dev_after=after,
-        sizes={"train": len(trainset), "reflect": len(reflect), "val": len(val), "dev": len(devset)},
+        sizes={
+            "train": len(trainset),
+            "reflect": len(reflect),
+            "val": len(val),
+            "dev": len(devset),
+            **({"anchors": len(anchors)} if spec.mode == "pointwise" else {}),
+        },
         changed_stages=[k for k in new if new[k] != old.get(k)],
         held_out=held_out,
         seconds=time.monotonic() - started,
