@@ -28,7 +28,12 @@ from cejudge_dspy.methods import default_path, save_program
 from cejudge_dspy.tasks import load_task
 from cejudge_dspy.tuning import OPTIMIZERS, estimate_calls, optimize, parse_budget, split_items
 
-PHASES = {"dev-before": "dev split, before", "optimize": "optimizing", "dev-after": "dev split, after"}
+PHASES = {
+    "anchors": "anchors: train split, starting program",
+    "dev-before": "dev split, before",
+    "optimize": "optimizing",
+    "dev-after": "dev split, after",
+}
 
 
 def add_optimize_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
