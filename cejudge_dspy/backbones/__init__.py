@@ -1,6 +1,7 @@
 """Backbones: one `--lm` string becomes a `dspy.LM` (embedded llama.cpp, a GGUF file, an HTTP server, or the
 latency-simulating fake), made current with `use_backbone`. Programs never hold an LM."""
 
+from cejudge_dspy.backbones.llama_engine import DEFAULT_REPEAT_PENALTY
 from cejudge_dspy.backbones.simulated import SimulatedEngine, simulated_backbone
 from cejudge_dspy.backbones.spec import (
     EXAMPLES,
@@ -8,18 +9,21 @@ from cejudge_dspy.backbones.spec import (
     check_backbone,
     explain_backbone_error,
     gguf_model_name,
+    is_local,
     make_lm,
     preferred_adapter,
     use_backbone,
 )
 
 __all__ = [
+    "DEFAULT_REPEAT_PENALTY",
     "EXAMPLES",
     "SimulatedEngine",
     "cache_scope",
     "check_backbone",
     "explain_backbone_error",
     "gguf_model_name",
+    "is_local",
     "make_lm",
     "preferred_adapter",
     "simulated_backbone",

@@ -20,6 +20,9 @@ from cejudge_dspy.backbones.prefix_cache import PrefixStateCache
 from cejudge_dspy.backbones.top_logprobs import TopLogprobs
 from cejudge_dspy.errors import BackboneError
 
+# A mild repeat penalty stops the 1.5B model's temperature-0 loops (measured: a pairwise item went from a
+# truncated, unparsable judgment to a parsed one with 764 output tokens in all); README "obvious items".
+DEFAULT_REPEAT_PENALTY = 1.1
 _DEFAULT_MAX_TOKENS = 1024  # a grammar does not stop a looping model; never generate unbounded
 _SAMPLING = ("temperature", "top_p", "top_k", "seed", "frequency_penalty", "presence_penalty")
 _ROLES = {"user": "user", "assistant": "assistant", "developer": "system"}

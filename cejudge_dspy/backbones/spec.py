@@ -32,7 +32,7 @@ import dspy
 
 from cejudge_dspy.backbones.embedded import resolve_gguf
 from cejudge_dspy.backbones.gguf import StatusHook, check_gguf
-from cejudge_dspy.backbones.llama_engine import AsyncLlamaCppEngine, LlamaCppEngine
+from cejudge_dspy.backbones.llama_engine import DEFAULT_REPEAT_PENALTY, AsyncLlamaCppEngine, LlamaCppEngine
 from cejudge_dspy.backbones.prefix_cache import DEFAULT_PROMPT_CACHE_BYTES
 from cejudge_dspy.errors import BackboneError, CEJudgeError
 
@@ -95,7 +95,7 @@ def make_lm(
     num_retries: int = 3,
     n_ctx: int = 8192,
     constrained: bool = False,
-    repeat_penalty: float = 1.1,
+    repeat_penalty: float = DEFAULT_REPEAT_PENALTY,
     prompt_cache_bytes: int = DEFAULT_PROMPT_CACHE_BYTES,
 ) -> dspy.LM:
     """Build the `dspy.LM` for a backbone spec; cheap (a local model loads on its first call).
@@ -106,6 +106,7 @@ def make_lm(
     if not isinstance(spec, str) or not spec.strip():
         raise _invalid(spec, "it is empty")
     spec = spec.strip()
+    _check_repeat_penalty(spec, repeat_penalty)
     common = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed, "cache": cache}
     if spec == "simulated" or spec.startswith("simulated:"):
         from cejudge_dspy.backbones.simulated import (
@@ -129,8 +130,7 @@ def make_lm(
             path = resolve_gguf(on_status=on_status)
         # Grammar-constrained decoding is opt-in: measured 4-5x slower per token on 2 cores (llama.cpp
         # checks the whole vocabulary each step), while JSONAdapter's prompt alone parsed here.
-        # A mild repeat penalty stops the 1.5B model's temperature-0 loops (measured: a pairwise item went
-        # from a truncated, unparsable judgment to a parsed one with 764 output tokens in all).
+        # The repeat penalty: see DEFAULT_REPEAT_PENALTY.
         # The prompt-state cache (prefix_cache.py) lets each stage's call skip re-reading the prefix it
         # shares with the same stage's earlier calls; 0 turns it off.
         engine = LlamaCppEngine(
@@ -177,6 +177,18 @@ def make_lm(
             raise _invalid(spec, str(exc).replace("\n", " ")) from exc
 
 
+def is_local(spec: Any) -> bool:
+    """Whether a backbone spec names a model run in-process by llama.cpp (embedded or gguf:PATH)."""
+    return isinstance(spec, str) and (spec.strip() == "embedded" or spec.strip().startswith("gguf:"))
+
+
+def _check_repeat_penalty(spec: str, penalty: float) -> None:
+    if not penalty > 0:  # also refuses NaN
+        raise BackboneError(f"--repeat-penalty must be above 0 (1 turns it off), got {penalty!r}")
+    if penalty != DEFAULT_REPEAT_PENALTY and not is_local(spec):
+        raise BackboneError(f"--repeat-penalty applies to local GGUF models only, not to '{spec}'; drop it")
+
+
 def check_backbone(spec: str, *, api_base: str | None = None, **options: Any) -> None:
     """Raise the BackboneError `make_lm` would, without loading or assembling any model.
 
@@ -184,6 +196,7 @@ def check_backbone(spec: str, *, api_base: str | None = None, **options: Any) ->
     packaged model is only checked for its runtime (assembling it is the slow part of its first use).
     """
     if isinstance(spec, str) and spec.strip() == "embedded":
+        _check_repeat_penalty("embedded", options.get("repeat_penalty", DEFAULT_REPEAT_PENALTY))
         if api_base:
             raise BackboneError("--api-base applies to HTTP backbones only, not to 'embedded'; drop it")
         if not _llama_cpp_installed():

@@ -15,7 +15,7 @@ from typing import Any
 
 import dspy
 
-from cejudge_dspy.backbones import explain_backbone_error, use_backbone
+from cejudge_dspy.backbones import DEFAULT_REPEAT_PENALTY, explain_backbone_error, use_backbone
 from cejudge_dspy.errors import CEJudgeError, InputError
 from cejudge_dspy.methods import auto_choice, run_program, run_program_identity
 from cejudge_dspy.probabilities import DEFAULT_GRADE_MARGIN, DEFAULT_TIE_BAND
@@ -40,6 +40,12 @@ def add_backbone_args(p: argparse.ArgumentParser) -> None:
         "--constrained",
         action="store_true",
         help="local GGUF models: decode under the JSON schema as a grammar (always parses, slower)",
+    )
+    g.add_argument(
+        "--repeat-penalty",
+        type=float,
+        default=DEFAULT_REPEAT_PENALTY,
+        help=f"local GGUF models: llama.cpp's repeat penalty (default {DEFAULT_REPEAT_PENALTY:g}; 1: off)",
     )
 
 
@@ -153,7 +159,14 @@ def backbone_options(args: argparse.Namespace) -> dict[str, Any]:
         "max_tokens": args.max_tokens,
         "cache": not args.no_cache,
         **({"constrained": True} if args.constrained else {}),
+        # Passed only when set: HTTP backbones refuse a sampler setting they do not have.
+        **({"repeat_penalty": rp} if (rp := repeat_penalty(args)) != DEFAULT_REPEAT_PENALTY else {}),
     }
+
+
+def repeat_penalty(args: argparse.Namespace) -> float:
+    """The --repeat-penalty of a run (parsers without the flag: the default)."""
+    return float(getattr(args, "repeat_penalty", DEFAULT_REPEAT_PENALTY))
 
 
 def program_label(args: argparse.Namespace, task: str) -> str:

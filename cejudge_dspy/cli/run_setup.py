@@ -11,8 +11,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from cejudge_dspy.backbones import check_backbone
-from cejudge_dspy.cli.common import backbone_options
+from cejudge_dspy.backbones import check_backbone, is_local
+from cejudge_dspy.cli.common import backbone_options, repeat_penalty
 from cejudge_dspy.errors import InputError
 from cejudge_dspy.tasks import TaskSpec
 
@@ -115,6 +115,8 @@ def run_identity(
         "temperature": args.temperature,
         "max_tokens": args.max_tokens,
         "constrained": bool(args.constrained),
+        # llama.cpp's sampler setting: only local GGUF models have one.
+        "repeat_penalty": repeat_penalty(args) if is_local(args.lm) else None,
         "orders": args.orders,
         "decision": getattr(args, "decision", "probability"),
         "tie_band": getattr(args, "tie_band", 0.0),

@@ -28,6 +28,7 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
+from cejudge_dspy.backbones import is_local
 from cejudge_dspy.errors import CEJudgeError
 from cejudge_dspy.tasks import load_task
 
@@ -46,6 +47,7 @@ IDENTITY_KEYS = (
     "temperature",
     "max_tokens",
     "constrained",
+    "repeat_penalty",
     "orders",
     "decision",
     "tie_band",
@@ -83,7 +85,8 @@ class RunLockedError(CEJudgeError):
 # became options, and are None for other methods. The response-language check came with the graded
 # judgment (the release that records `judgment`): a CE-Judge run of a task that declares the check ran
 # it from then on, and not before. The translation-likelihood check came later still: a run without
-# `likelihood_check` did not run it.
+# `likelihood_check` did not run it. Local GGUF runs without `repeat_penalty` decoded with 1.1, the
+# default before it became the --repeat-penalty flag.
 LATER_KEYS: dict[str, Any] = {
     "decision": "argmax",
     "tie_band": 0.0,
@@ -94,6 +97,7 @@ LATER_KEYS: dict[str, Any] = {
     "judge_on": lambda run: "original" if _cejudge(run) else None,
     "language_check": lambda run: ("judgment" in run) if _checked(run, "check_response_language") else None,
     "likelihood_check": lambda run: False if _checked(run, "check_translation_likelihood") else None,
+    "repeat_penalty": lambda run: 1.1 if is_local(run.get("lm")) else None,
 }
 
 
