@@ -32,7 +32,14 @@ from cejudge_dspy.backbones.llama_engine import (
     chat_kwargs,
     llama_response_format,
 )
-from cejudge_dspy.backbones.spec import cache_scope, explain_backbone_error, gguf_model_name, make_lm
+from cejudge_dspy.backbones.spec import (
+    DEFAULT_REPEAT_PENALTY,
+    cache_scope,
+    check_backbone,
+    explain_backbone_error,
+    gguf_model_name,
+    make_lm,
+)
 from cejudge_dspy.errors import BackboneError
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no metadata download attempt
@@ -530,3 +537,77 @@ def test_simulated_server_reads_every_input_field_as_the_reference_regex_does(
     assert len(seen) == 12 + 6
     for message in seen:
         assert fields_of(message) == {k: v.strip() for k, v in _FIELD.findall(message)} != {}
+
+
+# --- --repeat-penalty: a llama.cpp sampler setting, chosen per run -------------------------------------
+
+
+def test_the_repeat_penalty_reaches_the_engine_and_names_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(backbones, "_llama_cpp_installed", lambda: True)
+    path = fake_gguf(tmp_path / "model.gguf")
+    lm = make_lm(f"gguf:{path}", repeat_penalty=1.3)
+    assert lm.engine.repeat_penalty == 1.3 and lm.model.endswith("-rp1.3")
+    assert make_lm(f"gguf:{path}").engine.repeat_penalty == DEFAULT_REPEAT_PENALTY
+
+
+@pytest.mark.parametrize(
+    ("spec", "penalty", "message"),
+    [
+        ("embedded", 0.0, "must be above 0"),
+        ("embedded", float("nan"), "must be above 0"),
+        ("hosted_vllm/m", 1.0, "applies to local GGUF models only, not to 'hosted_vllm/m'"),
+        ("simulated:0", 1.2, "applies to local GGUF models only"),
+    ],
+)
+def test_a_repeat_penalty_that_cannot_apply_is_one_clear_error(
+    spec: str, penalty: float, message: str
+) -> None:
+    with pytest.raises(BackboneError, match=message):
+        check_backbone(
+            spec, api_base="http://127.0.0.1:9/v1" if "/" in spec else None, repeat_penalty=penalty
+        )
+
+
+def test_the_repeat_penalty_flag_is_in_the_run_identity(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cejudge_dspy.cli import main
+    from cejudge_dspy.evaluation.run_dir import identity_diff
+
+    data = Path(__file__).parent / "fixtures" / "data" / "pairwise_labels.jsonl"
+    argv = ["evaluate", "--task", "chat", "--data", str(data), "--lm", "simulated:0", "--bootstrap", "0"]
+    assert main([*argv, "--out", str(tmp_path / "run")]) == 0
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["repeat_penalty"] is None  # not local
+    capsys.readouterr()
+    assert main([*argv, "--out", str(tmp_path / "rp"), "--repeat-penalty", "1.0"]) == 3  # a backbone error
+    err = capsys.readouterr().err.strip()
+    assert (
+        not (tmp_path / "rp").exists()
+        and "\n" not in err
+        and "--repeat-penalty applies to local GGUF models only" in err
+    )
+    # A local run recorded before the flag decoded with 1.1: it resumes with the default only.
+    older = {"task": "chat", "method": "cejudge", "lm": "embedded"}
+    assert identity_diff(older, {**older, "repeat_penalty": 1.1}, ("repeat_penalty",)) == ""
+    assert (
+        identity_diff(older, {**older, "repeat_penalty": 1.0}, ("repeat_penalty",))
+        == "repeat_penalty: 1.1 -> 1.0"
+    )
+    assert identity_diff({"lm": "hosted_vllm/m"}, {"lm": "hosted_vllm/m", "repeat_penalty": None}) == ""
+
+
+def test_local_models_keep_stage_prefixes_on_disk_unless_told_not_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(backbones, "_llama_cpp_installed", lambda: True)
+    monkeypatch.setenv("CEJUDGE_PROMPT_STATES", str(tmp_path / "states"))
+    path = fake_gguf(tmp_path / "model.gguf")
+    engine = make_lm(f"gguf:{path}", n_ctx=2048).engine
+    assert engine.prompt_state_dir is not None and engine.prompt_state_dir.parent == tmp_path / "states"
+    assert engine.prompt_state_dir.name.startswith(gguf_model_name(path).split("/")[1] + "-ctx2048-")
+    assert make_lm(f"gguf:{path}", prompt_states=False).engine.prompt_state_dir is None
+    assert make_lm(f"gguf:{path}", prompt_cache_bytes=0).engine.prompt_state_dir is None  # no cache, no store
+    monkeypatch.setenv("CEJUDGE_PROMPT_STATES", "off")
+    assert make_lm(f"gguf:{path}").engine.prompt_state_dir is None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Literal
 
 import dspy
@@ -105,3 +106,24 @@ def test_the_likelihood_check_sees_word_salad_and_passes_a_faithful_translation(
     assert checks["perfect"].verdict == "plausible" and checks["garbled"].verdict == "implausible"
     assert checks["perfect"].mean is not None and checks["garbled"].mean is not None
     assert checks["perfect"].mean > checks["garbled"].mean + 2  # nats per token apart, not a near call
+
+
+def test_a_new_process_starts_from_the_stored_prompt_prefix(
+    lm: dspy.LM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two engines on one state directory stand for two processes: the second reads only the last token
+    of the prompt the first stored. (Its answer may differ in wording: that token's logits come from a
+    one-token batch instead of the whole prompt's, as with any reused prefix; README "Speed and cost".)"""
+    monkeypatch.setenv("CEJUDGE_PROMPT_STATES", str(tmp_path))
+    evaluated: list[int] = []
+    for _ in range(2):
+        fresh = make_lm("embedded", cache=False)  # a new engine: nothing in RAM
+        fresh.engine.call_log = []
+        with dspy.context(lm=fresh, adapter=dspy.JSONAdapter()):
+            out = dspy.Predict(Judge)(question="Which number is prime?", answer_a="9", answer_b="7")
+        _check_typed(out)
+        evaluated.append(fresh.engine.call_log[0]["evaluated"])
+        prompt = fresh.engine.call_log[0]["prompt"]
+        fresh.engine.close()
+    assert len(list(tmp_path.glob("*/*.npz"))) == 1  # one prefix family, stored once
+    assert evaluated[0] == prompt > 100 and evaluated[1] <= 2  # the second read (almost) nothing

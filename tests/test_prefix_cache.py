@@ -1,13 +1,19 @@
-"""The prompt-state cache: longest-prefix lookup, LRU eviction by state bytes, logits not kept."""
+"""The prompt-state cache: longest-prefix lookup, LRU eviction by state bytes, logits not kept; and its
+on-disk store of stage prefixes."""
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+from cejudge_dspy.backbones import state_store
+from cejudge_dspy.backbones.gguf import prompt_state_dir
 from cejudge_dspy.backbones.prefix_cache import PrefixStateCache, common_prefix
+from cejudge_dspy.backbones.state_store import FAMILY_MIN, StateStore
 
 
 def state(size: int, rows: int = 4) -> SimpleNamespace:
@@ -42,3 +48,98 @@ def test_states_keep_no_logits_buffer_and_eviction_counts_state_bytes() -> None:
     cache[[1, 5]]  # touching the first makes the second the least recently used
     cache[[3]] = state(10)  # 30 bytes > 25: the least recently used goes
     assert cache.cache_size == 20 and [2] not in cache and cache[[1]] is first
+
+
+# --- the on-disk store: one state per prefix family, for the next process --------------------------------
+
+N_CTX, N_VOCAB = 512, 8
+
+
+def llama_state(tokens: list[int], blob: bytes = b"kv") -> SimpleNamespace:
+    """A state as `Llama.save_state` makes it: the whole input buffer, n_tokens of it in the KV."""
+    ids = np.zeros(N_CTX, dtype=np.intc)
+    ids[: len(tokens)] = tokens
+    return SimpleNamespace(
+        input_ids=ids,
+        scores=np.ones((4, N_VOCAB), dtype=np.float32),
+        n_tokens=len(tokens),
+        llama_state=blob + bytes(len(tokens)),
+        llama_state_size=len(blob) + len(tokens),
+        seed=42,
+    )
+
+
+def store(directory: Path) -> StateStore:
+    return StateStore(directory, state_type=SimpleNamespace)
+
+
+def family(stage: int, item: int, length: int = FAMILY_MIN + 40) -> list[int]:
+    """A prompt of `stage` (a shared prefix of `length` tokens) for `item`."""
+    return [stage] * length + [1000 + item] * 5
+
+
+def test_a_new_process_starts_from_the_stored_stage_prefixes(tmp_path: Path) -> None:
+    first = PrefixStateCache(capacity_bytes=10_000, store=store(tmp_path))
+    first[family(1, 0)] = llama_state(family(1, 0), b"concepts")
+    first[family(1, 1)] = llama_state(family(1, 1), b"concepts")  # the same family: not stored again
+    first[family(2, 0)] = llama_state(family(2, 0), b"checklist")
+    assert len(list(tmp_path.glob("*.npz"))) == 2
+
+    fresh = PrefixStateCache(capacity_bytes=10_000, store=store(tmp_path))  # the next process
+    restored = fresh[family(2, 7)]
+    assert fresh.loaded == 1 and restored.llama_state.startswith(b"checklist")
+    assert restored.n_tokens == len(family(2, 0)) and len(restored.input_ids) == N_CTX  # the whole buffer
+    assert list(restored.input_ids[: restored.n_tokens]) == family(2, 0)
+    assert restored.scores.shape == (1, N_VOCAB) and restored.llama_state_size == len(restored.llama_state)
+    assert fresh[family(2, 8)] is restored and fresh.loaded == 1  # now from RAM
+    with pytest.raises(KeyError):
+        fresh[[77, 78]]
+
+
+def test_a_state_whose_bytes_changed_on_disk_is_never_loaded(tmp_path: Path) -> None:
+    cache = PrefixStateCache(capacity_bytes=10_000, store=store(tmp_path))
+    cache[family(1, 0)] = llama_state(family(1, 0), b"the kv bytes")
+    (path,) = tmp_path.glob("*.npz")
+    with np.load(path) as f:
+        fields = {k: f[k] for k in f.files}
+    fields["llama_state"] = fields["llama_state"].copy()
+    fields["llama_state"][0] ^= 1  # one flipped bit
+    np.savez(path, **fields)
+    fresh = PrefixStateCache(capacity_bytes=10_000, store=store(tmp_path))
+    with pytest.raises(KeyError):
+        fresh[family(1, 3)]
+    assert fresh.loaded == 0 and not path.exists()
+
+
+def test_torn_files_are_dropped_and_the_oldest_used_states_go_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "torn.npz").write_bytes(b"PK\x03\x04 half a zip")
+    monkeypatch.setattr(state_store, "MAX_STATES", 2)
+    s = store(tmp_path)
+    assert len(s) == 0 and not (tmp_path / "torn.npz").exists()
+    for stage in (1, 2, 3):
+        s.save(llama_state(family(stage, 0)))
+        time.sleep(0.01)  # distinct modification times
+    assert len(s) == 2 and s.longest(np.array(family(1, 5)), common_prefix)[1] < FAMILY_MIN
+    assert s.longest(np.array(family(3, 5)), common_prefix)[1] == FAMILY_MIN + 40
+
+
+def test_a_store_that_cannot_be_written_only_costs_the_speed_up(tmp_path: Path) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    cache = PrefixStateCache(capacity_bytes=10_000, store=store(blocked / "states"))
+    cache[family(1, 0)] = state_in = llama_state(family(1, 0))
+    assert cache[family(1, 2)] is state_in and len(cache.store) == 0
+
+
+def test_where_prompt_states_live(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CEJUDGE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("CEJUDGE_PROMPT_STATES", raising=False)
+    default = prompt_state_dir("llamacpp-local/qwen-abc123", 8192)
+    assert default is not None and default.parent == tmp_path / "cache" / "prompt-states"
+    assert default.name.startswith("qwen-abc123-ctx8192-llama")
+    monkeypatch.setenv("CEJUDGE_PROMPT_STATES", str(tmp_path / "elsewhere"))
+    assert prompt_state_dir("llamacpp-local/qwen-abc123", 2048).parent == tmp_path / "elsewhere"
+    monkeypatch.setenv("CEJUDGE_PROMPT_STATES", "off")
+    assert prompt_state_dir("llamacpp-local/qwen-abc123", 8192) is None

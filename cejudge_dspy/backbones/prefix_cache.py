@@ -14,6 +14,9 @@ uncounted by its capacity. Those logits are never needed: llama.cpp re-evaluates
 prompt token after a restore, so sampling always starts from fresh logits. This cache keeps a
 one-row stand-in instead (it broadcasts in `Llama.load_state`) and counts the state bytes it keeps.
 
+With a `StateStore` (state_store.py) the cache also keeps one state per prefix family on disk and
+starts from those, so a fresh process does not re-read every stage's prefix.
+
 The interface is the one `Llama.set_cache` expects of `llama_cpp.BaseLlamaCache`.
 """
 
@@ -24,6 +27,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
+from cejudge_dspy.backbones.state_store import StateStore
 
 DEFAULT_PROMPT_CACHE_BYTES = 1 << 30  # about 40-60 prompt states of the 1.5B model (~28 KB per token)
 
@@ -40,11 +45,15 @@ def common_prefix(a: np.ndarray, b: np.ndarray) -> int:
 class PrefixStateCache:
     """Least-recently-used llama.cpp states, looked up by the longest shared token prefix."""
 
-    def __init__(self, capacity_bytes: int = DEFAULT_PROMPT_CACHE_BYTES) -> None:
+    def __init__(
+        self, capacity_bytes: int = DEFAULT_PROMPT_CACHE_BYTES, store: StateStore | None = None
+    ) -> None:
         self.capacity_bytes = capacity_bytes
+        self.store = store
         self._states: OrderedDict[tuple[int, ...], tuple[np.ndarray, Any]] = OrderedDict()
         self.hits = 0
         self.misses = 0
+        self.loaded = 0  # states read from the store
 
     @property
     def cache_size(self) -> int:
@@ -57,6 +66,11 @@ class PrefixStateCache:
             shared = common_prefix(array, tokens)
             if shared > best_len:
                 best, best_len = k, shared
+        if self.store is not None:
+            path, stored_len = self.store.longest(tokens, common_prefix)
+            if path is not None and stored_len > best_len and (state := self.store.load(path)) is not None:
+                self.loaded += 1
+                best, best_len = self._keep(state), stored_len
         return best, best_len
 
     def __contains__(self, key: Sequence[int]) -> bool:
@@ -72,11 +86,20 @@ class PrefixStateCache:
         return self._states[found][1]
 
     def __setitem__(self, key: Sequence[int], state: Any) -> None:
-        key = tuple(int(t) for t in key)
         scores = getattr(state, "scores", None)
         if isinstance(scores, np.ndarray) and scores.ndim == 2 and scores.shape[0] > 1:
             state.scores = np.zeros((1, scores.shape[1]), dtype=scores.dtype)  # see the module docstring
-        self._states.pop(key, None)
-        self._states[key] = (np.asarray(key, dtype=np.int64), state)
+        tokens = self._keep(state, key)
+        if self.store is not None and self.store.wants(np.asarray(tokens, dtype=np.int64), common_prefix):
+            self.store.save(state)
+
+    def _keep(self, state: Any, key: Sequence[int] | None = None) -> tuple[int, ...]:
+        """Keep a state in RAM under its tokens (a stored state's own, when no key is given)."""
+        if key is None:
+            key = state.input_ids[: state.n_tokens]
+        tokens = tuple(int(t) for t in key)
+        self._states.pop(tokens, None)
+        self._states[tokens] = (np.asarray(tokens, dtype=np.int64), state)
         while self.cache_size > self.capacity_bytes and len(self._states) > 1:
             self._states.popitem(last=False)
+        return tokens

@@ -31,7 +31,7 @@ from typing import Any
 import dspy
 
 from cejudge_dspy.backbones.embedded import resolve_gguf
-from cejudge_dspy.backbones.gguf import StatusHook, check_gguf
+from cejudge_dspy.backbones.gguf import StatusHook, check_gguf, prompt_state_dir
 from cejudge_dspy.backbones.llama_engine import DEFAULT_REPEAT_PENALTY, AsyncLlamaCppEngine, LlamaCppEngine
 from cejudge_dspy.backbones.prefix_cache import DEFAULT_PROMPT_CACHE_BYTES
 from cejudge_dspy.errors import BackboneError, CEJudgeError
@@ -97,6 +97,7 @@ def make_lm(
     constrained: bool = False,
     repeat_penalty: float = DEFAULT_REPEAT_PENALTY,
     prompt_cache_bytes: int = DEFAULT_PROMPT_CACHE_BYTES,
+    prompt_states: bool = True,
 ) -> dspy.LM:
     """Build the `dspy.LM` for a backbone spec; cheap (a local model loads on its first call).
 
@@ -132,7 +133,9 @@ def make_lm(
         # checks the whole vocabulary each step), while JSONAdapter's prompt alone parsed here.
         # The repeat penalty: see DEFAULT_REPEAT_PENALTY.
         # The prompt-state cache (prefix_cache.py) lets each stage's call skip re-reading the prefix it
-        # shares with the same stage's earlier calls; 0 turns it off.
+        # shares with the same stage's earlier calls; 0 turns it off. `prompt_states` also keeps one state
+        # per stage prefix on disk (state_store.py), so the next process starts with them read.
+        name = gguf_model_name(path)
         engine = LlamaCppEngine(
             path,
             n_ctx=n_ctx,
@@ -140,6 +143,9 @@ def make_lm(
             constrained=constrained,
             repeat_penalty=repeat_penalty,
             prompt_cache_bytes=prompt_cache_bytes,
+            prompt_state_dir=prompt_state_dir(name, n_ctx)
+            if prompt_states and prompt_cache_bytes > 0
+            else None,
         )
         # The decoding mode is part of the model name: DSPy's cache key sees the request, not the engine,
         # and grammar-constrained answers must never be served to an unconstrained run (or back).
@@ -147,7 +153,7 @@ def make_lm(
             f"-rp{repeat_penalty:g}" if repeat_penalty != 1.0 else ""
         )
         return dspy.LM(
-            gguf_model_name(path) + decoding,
+            name + decoding,
             engine=engine,
             async_engine=AsyncLlamaCppEngine(engine),
             num_retries=0,
