@@ -6,10 +6,16 @@
 `before` is the configuration the project shipped until this benchmark: the paper's pairwise judgment
 for every pair (both orders), no prompt-state cache, no response-language check. `after` is today's
 default: graded pairwise judgment (the pairwise judgment only as tie-breaker), the prompt-state cache
-(backbones/prefix_cache.py) and the response-language check. Both run the same prompts otherwise
-(stage output budgets included), with DSPy's response cache off, interleaved item by item so that a
-change in machine load hits both alike. Items: the README's German example, then the first pairwise
-items of ../shared/data/pairwise_en_dev.jsonl and translation items of translation_da_dev.jsonl.
+(backbones/prefix_cache.py) with its on-disk store of stage prefixes (state_store.py), and the
+response-language and likelihood checks. Both run the same prompts otherwise (stage output budgets
+included), with DSPy's response cache off, interleaved item by item so that a change in machine load
+hits both alike. Items: the README's German example, then the first pairwise items of
+../shared/data/pairwise_en_dev.jsonl and translation items of translation_da_dev.jsonl.
+
+Every judgment runs on a fresh engine (nothing in RAM), as each `cejudge judge` is a new process. The
+store is this run's own (a temporary directory) and is warmed first by one untimed `after` judgment per
+task on an item outside the measured ones, as any earlier use of the package would have left it;
+`--cold` skips that, so the first measured item pays for the store.
 
 Printed: per configuration and stage, calls, prompt tokens, prompt tokens llama.cpp actually
 evaluated (the rest came from a reused prefix), output tokens and seconds; per item, seconds and
@@ -21,7 +27,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import re
+import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -40,6 +48,21 @@ README_ITEM = {
     "response_b": "London",
     "language": "de",
     "label": "A",
+}
+# Untimed judgments that warm the run's store, one per task (outside the measured items).
+WARM_UP = {
+    "chat": {
+        "instruction": "Wie viel ist zwei plus zwei? Antworte mit einer Zahl.",
+        "response_a": "4",
+        "response_b": "5",
+        "language": "de",
+    },
+    "literary": {
+        "instruction": "Der alte Fischer saß jeden Abend am Hafen.",
+        "response": "Every evening the old fisherman sat at the harbour.",
+        "language": "de",
+        "response_language": "en",
+    },
 }
 CONFIGS: dict[str, dict[str, Any]] = {
     "before": {"lm": {"prompt_cache_bytes": 0}, "program": {"judgment": "pairwise", "language_check": False}},
@@ -110,32 +133,47 @@ async def judge(program: dspy.Module, item: dict[str, Any]) -> tuple[dspy.Predic
     return pred, time.perf_counter() - start
 
 
-def run(n_pairwise: int, n_pointwise: int) -> dict[str, Any]:
+def run(n_pairwise: int, n_pointwise: int, cold: bool = False) -> dict[str, Any]:
     pairwise, pointwise = load_items(n_pairwise, n_pointwise)
-    lms = {name: make_lm("embedded", cache=False, **cfg["lm"]) for name, cfg in CONFIGS.items()}
-    meters = {name: Meter(lm) for name, lm in lms.items()}
+    calls: dict[str, list[dict[str, Any]]] = {name: [] for name in CONFIGS}
     rows: list[dict[str, Any]] = []
     for task, items in (("chat", pairwise), ("literary", pointwise)):
+        if not items:
+            continue
         programs = {n: build_program(task, "cejudge", **cfg["program"]) for n, cfg in CONFIGS.items()}
+        if not cold:
+            judge_fresh(programs["after"], WARM_UP[task], CONFIGS["after"]["lm"])
         for item in items:
-            for name in CONFIGS:
-                first = len(meters[name].calls)
-                with dspy.context(lm=lms[name], adapter=preferred_adapter("embedded")):
-                    pred, seconds = asyncio.run(judge(programs[name], item))
+            for name, cfg in CONFIGS.items():
+                pred, seconds, log = judge_fresh(programs[name], item, cfg["lm"])
+                calls[name] += log
                 result = pred.result
                 rows.append(
                     {"config": name, "task": task, "id": item["id"], "label": item["label"],
-                     "seconds": seconds, "calls": len(meters[name].calls) - first, "status": result.status,
+                     "seconds": seconds, "calls": len(log), "status": result.status,
                      "verdict": result.verdict, "score": result.score,
                      "argmax": result.argmax.verdict if result.argmax else None}
                 )  # fmt: skip
-                calls_made = rows[-1]["calls"]
                 print(
-                    f"{name:6} {task:8} {item['id'][:40]:40} {seconds:6.1f} s  {calls_made:2d} calls  "
+                    f"{name:6} {task:8} {item['id'][:40]:40} {seconds:6.1f} s  {len(log):2d} calls  "
                     f"verdict {result.verdict} score {result.score}",
                     flush=True,
                 )
-    return {"rows": rows, "calls": {name: m.calls for name, m in meters.items()}}
+    return {"rows": rows, "calls": calls}
+
+
+def judge_fresh(
+    program: dspy.Module, item: dict[str, Any], lm_options: dict[str, Any]
+) -> tuple[dspy.Prediction, float, list[dict[str, Any]]]:
+    """One judgment on a new engine (loaded before the clock starts), with its calls."""
+    lm = make_lm("embedded", cache=False, **lm_options)
+    meter = Meter(lm)
+    try:
+        with dspy.context(lm=lm, adapter=preferred_adapter("embedded")):
+            pred, seconds = asyncio.run(judge(program, item))
+        return pred, seconds, meter.calls
+    finally:
+        lm.engine.close()
 
 
 def report(data: dict[str, Any]) -> None:
@@ -180,8 +218,11 @@ def main() -> None:
     parser.add_argument("--pairwise", type=int, default=4, help="pairwise items, the README example first")
     parser.add_argument("--pointwise", type=int, default=3, help="translation items (en-de, ru-en)")
     parser.add_argument("--json", type=Path, default=None, help="write every call and item here")
+    parser.add_argument("--cold", action="store_true", help="no warm-up: the store starts empty")
     args = parser.parse_args()
-    data = run(args.pairwise, args.pointwise)
+    with tempfile.TemporaryDirectory(prefix="bench-states-") as states:
+        os.environ["CEJUDGE_PROMPT_STATES"] = states  # this run's own store, never the user's
+        data = run(args.pairwise, args.pointwise, cold=args.cold)
     report(data)
     if args.json:
         args.json.write_text(json.dumps(data, indent=1), encoding="utf-8")
