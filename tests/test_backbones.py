@@ -26,17 +26,13 @@ from dspy.clients.cache import Cache
 from cejudge_dspy.backbones import embedded
 from cejudge_dspy.backbones import spec as backbones
 from cejudge_dspy.backbones.embedded import resolve_gguf
-from cejudge_dspy.backbones.llama_engine import (
-    AsyncLlamaCppEngine,
-    LlamaCppEngine,
-    chat_kwargs,
-    llama_response_format,
-)
+from cejudge_dspy.backbones.errors import explain_backbone_error
+from cejudge_dspy.backbones.llama_engine import AsyncLlamaCppEngine, LlamaCppEngine
+from cejudge_dspy.backbones.llama_requests import chat_kwargs, llama_response_format
 from cejudge_dspy.backbones.spec import (
     DEFAULT_REPEAT_PENALTY,
     cache_scope,
     check_backbone,
-    explain_backbone_error,
     gguf_model_name,
     make_lm,
 )

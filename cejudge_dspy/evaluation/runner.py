@@ -239,7 +239,7 @@ async def judge_items(
 def _explain(exc: Exception) -> Exception:
     """Turn an unreachable-backbone exception into a BackboneError where it can be recognised."""
     try:
-        from cejudge_dspy.backbones.spec import explain_backbone_error
+        from cejudge_dspy.backbones.errors import explain_backbone_error
     except ImportError:  # pragma: no cover - backbones is part of the package
         return exc
     lm = dspy.settings.lm
