@@ -84,20 +84,6 @@ def test_match_answers_keeps_unmatched_answers() -> None:
     assert unmatched == ["fine"]
 
 
-def test_numbered_answers_of_a_pointwise_judgment_go_under_their_questions() -> None:
-    questions = ["Is 'the harbour' the source's 'Hafen'?", "Does 'sink' keep 'versank'?", "Is it English?"]
-    answers = ["2: yes, 'sink into the sea'", "Q3) yes", "7: no such item", "Item 1 - partly, 'port'", "fine"]
-    matched, unmatched = match_answers(answers, {"response": questions})
-    assert matched == {
-        ("response", 1): ["yes, 'sink into the sea'"],
-        ("response", 2): ["yes"],
-        ("response", 0): ["partly, 'port'"],
-    }
-    assert unmatched == ["7: no such item", "fine"]  # out of range, or no number: kept apart
-    # With two checklists a number names no single question: matched by words, or kept apart.
-    assert match_answers(["1: yes"], {"a": questions, "b": questions}) == ({}, ["1: yes"])
-
-
 def test_a_pointwise_score_says_what_its_level_means() -> None:
     spec = load_task("literary")
     result = JudgeResult(mode="pointwise", status="ok", score=7, feedback="fine")

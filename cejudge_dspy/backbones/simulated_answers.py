@@ -86,7 +86,7 @@ def answer(stage: str, inputs: dict[str, str]) -> dict[str, Any]:
         levels = sorted(int(v) for v in re.findall(r'"(\d+)"\s*:', inputs.get("scale", ""))) or [1]
         seed = _h(inputs.get("instruction", ""), inputs.get("response", ""))
         return {
-            "answers": _numbered_answers(inputs.get("checklist", ""), seed),
+            "answers": _answers(inputs.get("checklist", ""), seed),
             "feedback": _feedback(inputs.get("response", ""), seed),
             "score": levels[seed % len(levels)],
         }
@@ -116,16 +116,6 @@ def _answers(checklist: str, seed: int) -> list[str]:
         f"{questions[(seed + k) % len(questions)][:80]} -> partly; the text addresses it but leaves "
         f"the {_WORDS[(seed + k) % len(_WORDS)]} underdeveloped."
         for k in range(3)
-    ]
-
-
-def _numbered_answers(checklist: str, seed: int) -> list[str]:
-    """The pointwise judgment's form: "<item number>: yes|no|partly, <evidence>"."""
-    n = max(len(re.findall(r'"([^"]+)"', checklist)), 1)
-    return [
-        f"{(seed + k) % n + 1}: {('yes', 'partly', 'no')[(seed + k) % 3]}, "
-        f"the {_WORDS[(seed + k) % len(_WORDS)]} is as the source has it"
-        for k in range(min(3, n))
     ]
 
 

@@ -221,28 +221,19 @@ def _words(text: str) -> set[str]:
     return set(re.findall(r"\w+", text.lower()))
 
 
-_NUMBERED = re.compile(r"^\s*(?:item\s*|q\s*|#)?(\d{1,2})\s*[:.)\-]\s*(.+)$", re.IGNORECASE | re.DOTALL)
-
-
 def match_answers(
     answers: Sequence[str], checklists: dict[str, list[str]]
 ) -> tuple[dict[tuple[str, int], list[str]], list[str]]:
-    """Place each answer under the checklist question it answers.
+    """Place each free-text answer under the checklist question it names.
 
-    A pointwise judgment numbers its answers ("2: yes, ..."; the first item is 1), which place them
-    when the judge saw one checklist. Otherwise (the pairwise judgment answers "naming the item") an
-    answer goes to the question most of whose words it repeats (at least 60%), and the repeated question
-    is cut from the shown answer when the answer has the form `question -> answer`. Answers that fit no
-    question are returned apart, never dropped. Display only: nothing downstream reads this matching."""
+    The judge writes short answers "each naming the item", not numbered ones, so an answer goes to the
+    question most of whose words it repeats (at least 60%); the repeated question is cut from the shown
+    answer when the answer has the form `question -> answer`. Answers that name no question are
+    returned apart, never dropped. Display only: nothing downstream reads this matching."""
     matched: dict[tuple[str, int], list[str]] = {}
     unmatched: list[str] = []
     questions = [(name, i, _words(q)) for name, qs in checklists.items() for i, q in enumerate(qs)]
-    only = next(iter(checklists.items())) if len(checklists) == 1 else None
     for answer in answers:
-        numbered = _NUMBERED.match(answer) if only else None
-        if only and numbered and 1 <= int(numbered.group(1)) <= len(only[1]):
-            matched.setdefault((only[0], int(numbered.group(1)) - 1), []).append(numbered.group(2).strip())
-            continue
         said = _words(answer)
         best, best_score = None, 0.0
         for name, i, words in questions:

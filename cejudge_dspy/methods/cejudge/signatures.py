@@ -102,11 +102,9 @@ class PointwiseJudgment(dspy.Signature):
     """Judge one response against the instruction and give it a score on the task's scale.
 
     The instruction and response are given in their original languages; judge them as written. First answer
-    the checklist items that are most useful for telling the quality of this response (at most five): give
-    each item's number in the checklist (the first is 1), then yes, no or partly and the evidence from the
-    text in a few words; do not copy the questions. Then write concise feedback that weighs the strengths
-    and weaknesses against the criteria. Finally give the single score whose level description fits the
-    response best."""
+    the checklist items that are most useful for telling the quality of this response (at most five), each
+    briefly and grounded in the text. Then write concise feedback that weighs the strengths and weaknesses
+    against the criteria. Finally give the single score whose level description fits the response best."""
 
     task: str = dspy.InputField(desc=TASK_DESC)
     criteria: str = dspy.InputField(desc="What a good response does, as declared by the task.")
@@ -114,10 +112,8 @@ class PointwiseJudgment(dspy.Signature):
     instruction: str = dspy.InputField(desc="The instruction or source text, untranslated.")
     response: str = dspy.InputField(desc="The response to judge, untranslated.")
     checklist: list[str] = dspy.InputField(desc="Evaluation questions for this response.")
-    # Numbered, not "naming the item": asked to name it, the 1.5B judge copied every question and answered
-    # none (340 of 341 answers on the dev and obvious sets), spending a third of its output on copies.
     answers: list[str] = dspy.OutputField(
-        desc='At most five answers, each "<item number>: yes, no or partly, <evidence in a few words>".'
+        desc="Short answers to the most useful checklist items, each naming the item."
     )
     feedback: str = dspy.OutputField(desc="Concise feedback that justifies the score.")
     score: int = dspy.OutputField(desc="One integer level from the scale.")
