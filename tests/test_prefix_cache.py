@@ -12,7 +12,7 @@ import pytest
 
 from cejudge_dspy.backbones import state_store
 from cejudge_dspy.backbones.gguf import prompt_state_dir
-from cejudge_dspy.backbones.prefix_cache import PrefixStateCache, common_prefix
+from cejudge_dspy.backbones.prefix_cache import PrefixStateCache, common_prefix, lean_states
 from cejudge_dspy.backbones.state_store import FAMILY_MIN, StateStore
 
 
@@ -143,3 +143,38 @@ def test_where_prompt_states_live(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert prompt_state_dir("llamacpp-local/qwen-abc123", 2048).parent == tmp_path / "elsewhere"
     monkeypatch.setenv("CEJUDGE_PROMPT_STATES", "off")
     assert prompt_state_dir("llamacpp-local/qwen-abc123", 8192) is None
+
+
+class FakeLlama:
+    """What `lean_states` touches of a `llama_cpp.Llama`: the logits buffer and the two state methods,
+    which copy and write it as llama-cpp-python's do."""
+
+    def __init__(self, logits_all: bool) -> None:
+        self._logits_all = logits_all
+        self.scores = np.ones((512, N_VOCAB), dtype=np.float32)
+        self.n_tokens = 600
+        self.rows_seen: list[int] = []
+
+    def save_state(self) -> SimpleNamespace:
+        self.rows_seen.append(len(self.scores))
+        return SimpleNamespace(scores=self.scores[: self.n_tokens, :].copy(), n_tokens=self.n_tokens)
+
+    def load_state(self, state: SimpleNamespace) -> None:
+        self.rows_seen.append(len(self.scores))
+        self.scores[: state.n_tokens, :] = state.scores.copy()
+        rest = self.scores[state.n_tokens :, :]
+        rest[rest > 0] = 0.0
+
+
+def test_lean_states_copy_one_row_of_logits_and_leave_the_buffer_whole() -> None:
+    llama = FakeLlama(logits_all=False)
+    full = llama.scores
+    lean_states(llama)
+    state = llama.save_state()
+    llama.load_state(state)
+    assert llama.rows_seen == [1, 1] and state.scores.shape == (1, N_VOCAB)
+    assert llama.scores is full and full.shape == (512, N_VOCAB)  # the real buffer is back
+    # With logits_all the buffer holds every token's logits (logprobs read them): left alone.
+    kept = FakeLlama(logits_all=True)
+    lean_states(kept)
+    assert kept.save_state().scores.shape == (512, N_VOCAB) and kept.rows_seen == [512]

@@ -17,7 +17,7 @@ from dspy.clients.engines.base import validate_request
 from cejudge_dspy.backbones.answer_scorer import SCORER_N_CTX, AnswerScorer
 from cejudge_dspy.backbones.gguf import _HOW_TO_GET, StatusHook
 from cejudge_dspy.backbones.llama_requests import SAMPLING, chat_kwargs
-from cejudge_dspy.backbones.prefix_cache import PrefixStateCache
+from cejudge_dspy.backbones.prefix_cache import PrefixStateCache, lean_states
 from cejudge_dspy.backbones.state_store import StateStore
 from cejudge_dspy.backbones.top_logprobs import TopLogprobs
 from cejudge_dspy.errors import BackboneError
@@ -110,6 +110,7 @@ class LlamaCppEngine:
         if self.prompt_cache_bytes > 0 and hasattr(self._llama, "set_cache"):
             store = StateStore(self.prompt_state_dir) if self.prompt_state_dir else None
             self._llama.set_cache(PrefixStateCache(self.prompt_cache_bytes, store=store))
+            lean_states(self._llama)
         if self.on_status:
             self.on_status(f"loaded {self.model_path.name} in {time.perf_counter() - start:.1f} s")
         return self._llama
