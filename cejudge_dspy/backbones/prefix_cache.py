@@ -90,7 +90,7 @@ class PrefixStateCache:
         if isinstance(scores, np.ndarray) and scores.ndim == 2 and scores.shape[0] > 1:
             state.scores = np.zeros((1, scores.shape[1]), dtype=scores.dtype)  # see the module docstring
         tokens = self._keep(state, key)
-        if self.store is not None and self.store.wants(np.asarray(tokens, dtype=np.int64), common_prefix):
+        if self.store is not None and self.store.wants(self._states[tokens][0], common_prefix):
             self.store.save(state)
 
     def _keep(self, state: Any, key: Sequence[int] | None = None) -> tuple[int, ...]:

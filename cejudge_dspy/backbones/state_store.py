@@ -95,13 +95,15 @@ class StateStore:
         """Store a state (best effort: a full or read-only disk only costs the speed-up)."""
         ids = np.asarray(state.input_ids, dtype=np.intc)
         tokens = ids[: state.n_tokens]
-        blob = bytes(state.llama_state[: state.llama_state_size])
+        blob = memoryview(state.llama_state)[: state.llama_state_size]  # hashed and written, not copied
         path = self.directory / f"{hashlib.sha256(tokens.tobytes()).hexdigest()[:32]}.npz"
+        tmp: str | None = None
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile(dir=self.directory, suffix=".tmp", delete=False) as tmp:
+            with tempfile.NamedTemporaryFile(dir=self.directory, suffix=".tmp", delete=False) as out:
+                tmp = out.name
                 np.savez(
-                    tmp,
+                    out,
                     input_ids=ids,
                     n_tokens=state.n_tokens,
                     n_vocab=np.shape(state.scores)[-1],
@@ -109,10 +111,10 @@ class StateStore:
                     llama_state=np.frombuffer(blob, dtype=np.uint8),
                     sha256=hashlib.sha256(blob).hexdigest(),
                 )
-            os.replace(tmp.name, path)
+            os.replace(tmp, path)
         except OSError:
-            with contextlib.suppress(OSError, UnboundLocalError):
-                os.unlink(tmp.name)
+            if tmp is not None:
+                _remove(Path(tmp))
             return
         self._tokens[path] = tokens.astype(np.int64)
         self._evict()
