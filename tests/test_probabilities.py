@@ -255,3 +255,21 @@ def test_llama_logits_processor_records_top_k_per_generated_token() -> None:
         ("<3>", 0.4),
         ("<2>", 0.3),
     ]
+
+
+def test_a_notice_is_given_once_per_lm_and_never_keeps_the_lm_alive() -> None:
+    import gc
+    import weakref
+
+    from cejudge_dspy.methods.once import FirstTime
+
+    class LM:  # any hashable object stands for a backbone
+        pass
+
+    first = FirstTime()
+    a, b = LM(), LM()
+    assert [first(a), first(a), first(b), first(a)] == [True, False, True, False]
+    gone = weakref.ref(a)
+    del a
+    gc.collect()
+    assert gone() is None  # the notice's memory does not hold the LM (or its model)

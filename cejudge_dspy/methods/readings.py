@@ -19,6 +19,7 @@ from typing import Any
 import dspy
 
 from cejudge_dspy.errors import InputError
+from cejudge_dspy.methods.once import FirstTime
 from cejudge_dspy.probabilities import (
     DEFAULT_TIE_BAND,
     TOP_LOGPROBS,
@@ -35,7 +36,7 @@ from cejudge_dspy.results import DECISIONS, UNAVAILABLE, Decision, OrderResult, 
 logger = logging.getLogger("cejudge_dspy")
 _refuses: weakref.WeakSet[Any] = weakref.WeakSet()  # the option itself fails: stop asking
 _gave: weakref.WeakSet[Any] = weakref.WeakSet()  # answered with probabilities at least once
-_said: weakref.WeakSet[Any] = weakref.WeakSet()  # told the user it gives none
+_first_notice = FirstTime()  # told the user it gives none
 _lock = threading.Lock()
 
 
@@ -62,9 +63,7 @@ def mark_unavailable(lm: Any, why: str, *, refused: bool = False) -> None:
     with _lock:
         if refused:
             _refuses.add(lm)
-        first = lm not in _said
-        _said.add(lm)
-    if first:
+    if _first_notice(lm):
         name = getattr(lm, "model", type(lm).__name__)
         logger.warning(
             "backbone %s returns no token probabilities (%s): verdicts and scores use the argmax answer, "

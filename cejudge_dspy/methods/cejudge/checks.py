@@ -11,30 +11,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
-import weakref
 from typing import Any
 
 import dspy
 
 from cejudge_dspy.language_check import check_language
 from cejudge_dspy.likelihood_check import check_likelihood, scorer_of
+from cejudge_dspy.methods.once import FirstTime
 from cejudge_dspy.results import JudgeResult
 from cejudge_dspy.tasks import TaskSpec
 from cejudge_dspy.usage import Usage
 
 logger = logging.getLogger("cejudge_dspy")
-_said: weakref.WeakSet[Any] = weakref.WeakSet()  # LMs already reported as unable to score a text
-_lock = threading.Lock()
+_first_notice = FirstTime()  # LMs already reported as unable to score a text
 
 
 def _say_unavailable(lm: Any) -> None:
     """Say once per LM that the declared likelihood check cannot run on it."""
-    with _lock:
-        first = lm not in _said
-        if first:
-            _said.add(lm)
-    if first:
+    if _first_notice(lm):
         logger.warning(
             "backbone %s cannot score a given text, so the translation-likelihood check does not run: "
             "word salad is left to the LLM judgment (the check needs a local GGUF backbone)",
