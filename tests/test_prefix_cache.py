@@ -84,6 +84,8 @@ def test_a_new_process_starts_from_the_stored_stage_prefixes(tmp_path: Path) -> 
     first[family(1, 1)] = llama_state(family(1, 1), b"concepts")  # the same family: not stored again
     first[family(2, 0)] = llama_state(family(2, 0), b"checklist")
     assert len(list(tmp_path.glob("*.npz"))) == 2
+    # Readable by others like the assembled model beside it (a shared cache), not mkstemp's 0600.
+    assert {p.stat().st_mode & 0o777 for p in tmp_path.glob("*.npz")} == {0o644}
 
     fresh = PrefixStateCache(capacity_bytes=10_000, store=store(tmp_path))  # the next process
     restored = fresh[family(2, 7)]

@@ -111,6 +111,7 @@ class StateStore:
                     llama_state=np.frombuffer(blob, dtype=np.uint8),
                     sha256=hashlib.sha256(blob).hexdigest(),
                 )
+            os.chmod(tmp, 0o644)  # NamedTemporaryFile creates 0600; a shared cache must stay readable
             os.replace(tmp, path)
         except OSError:
             if tmp is not None:
