@@ -76,7 +76,7 @@ def shard_key(item: Item) -> str:
     """What decides an item's shard: its group, else its instruction. Items that share an instruction
     (MM-Eval prompts, LitEval sources) land in one shard, so its concepts and translation are computed
     once, as in a single run; shard sizes are less even than hashing ids would make them."""
-    from cejudge_dspy.evaluation.distributed import group_key
+    from cejudge_dspy.evaluation.groups import group_key
 
     return group_key(item)  # --ray groups items the same way
 

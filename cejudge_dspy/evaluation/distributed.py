@@ -14,52 +14,55 @@ forever. Items are written once: the driver writes only what it received, and sk
 wrote. Ctrl-C stops the driver between writes; what is written is a valid run that resumes with or
 without Ray. Retrying per item, not with Ray's task retries, keeps finished items from being judged twice.
 
-Ray is optional (`pip install 'cejudge-dspy[ray]'`) and imported only here, inside functions.
+Ray is optional (`pip install 'cejudge-dspy[ray]'`) and imported only inside functions, here and in
+cluster.py (connecting to a cluster); grouping is in groups.py, the progress records in ray_progress.py.
+Their public names stay importable from here.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import re
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cejudge_dspy.errors import CEJudgeError, InputError
+from cejudge_dspy.evaluation.cluster import (
+    FORWARDED_ENV,
+    FORWARDED_PREFIXES,
+    LOCAL,
+    RayUnavailableError,
+    _cause,
+    _first_line,
+    _import_ray,
+    cluster_env,
+    ray_cluster,
+)
+from cejudge_dspy.evaluation.groups import group_key, groups_of
+from cejudge_dspy.evaluation.ray_progress import RayProgress, WorkerCounts
 from cejudge_dspy.evaluation.runner import Record, write_record
 from cejudge_dspy.evaluation.worker import JudgeWorker, RunRecipe
 from cejudge_dspy.items import Item
 
-# Environment the workers need to resolve the same program and use the same caches as the driver.
-FORWARDED_ENV = ("DSPY_CACHEDIR", "LITELLM_LOCAL_MODEL_COST_MAP", "HF_HOME", "HF_HUB_OFFLINE")
-FORWARDED_PREFIXES = ("CEJUDGE_",)
-LOCAL = "local"  # `--ray` without an address: a Ray instance of this machine, started for this run
-
-
-class RayUnavailableError(CEJudgeError):
-    """Ray is not installed, or the cluster cannot be reached or has no worker left."""
-
-    exit_code = 3
-
-
-def group_key(item: Item) -> str:
-    """What keeps items together: their group, else their instruction (MM-Eval prompts, LitEval sources
-    repeat), so the instruction's shared work is computed once, on one worker. `--shard` uses it too."""
-    return item.group or item.instruction
-
-
-def groups_of(items: Sequence[Item]) -> list[list[Item]]:
-    """The items grouped by `group_key`, groups in order of first appearance (so a run's records come
-    roughly in data order)."""
-    groups: dict[str, list[Item]] = {}
-    for item in items:
-        groups.setdefault(group_key(item), []).append(item)
-    return list(groups.values())
+# Re-exported: these lived here before cluster.py, groups.py and ray_progress.py, and callers import them
+# from this path.
+__all__ = [
+    "FORWARDED_ENV",
+    "FORWARDED_PREFIXES",
+    "LOCAL",
+    "RayOptions",
+    "RayProgress",
+    "RayUnavailableError",
+    "WorkerCounts",
+    "cluster_env",
+    "group_key",
+    "groups_of",
+    "judge_on_ray",
+    "ray_cluster",
+]
 
 
 @dataclass
@@ -69,108 +72,6 @@ class RayOptions:
     cpus_per_actor: float = 1.0
     max_restarts: int = 2  # per actor
     max_attempts: int = 3  # per item: worker deaths before it is recorded as an error
-
-
-@dataclass
-class WorkerCounts:
-    """Per-worker progress for the display: records received, deaths seen, where it runs."""
-
-    where: str = "starting"  # host:pid
-    node: str = ""  # Ray node id (8 hex digits)
-    pid: int = 0
-    done: int = 0
-    lost: int = 0  # processes of this worker that died
-    alive: bool = True
-    dead_pids: set[int] = field(default_factory=set)
-
-
-@dataclass
-class RayProgress:
-    """What `judge_on_ray` reports as it goes (read by the CLI's display)."""
-
-    workers: dict[str, WorkerCounts] = field(default_factory=dict)
-    requeued: int = 0  # items sent again after a worker died
-
-    def describe(self) -> str:
-        """`2 workers on 2 nodes: w1 12 (node 1a2b3c4d), w2 12 (node 5e6f7a8b, lost 1); 3 items sent
-        again`: records each worker sent, the nodes it ran on last, and the deaths it had."""
-        nodes = {w.node for w in self.workers.values() if w.node}
-        parts = []
-        for name, w in self.workers.items():
-            notes = [f"node {w.node}"] if w.node else []
-            notes += [f"lost {w.lost}"] if w.lost else []
-            parts.append(f"{name} {w.done} ({', '.join(notes)})" if notes else f"{name} {w.done}")
-        text = f"{len(self.workers)} workers on {len(nodes)} nodes: {', '.join(parts)}"
-        return text + (f"; {self.requeued} items sent again" if self.requeued else "")
-
-
-def cluster_env() -> dict[str, str]:
-    """The driver's environment variables a worker needs (program and cache locations)."""
-    return {k: v for k, v in os.environ.items() if k in FORWARDED_ENV or k.startswith(FORWARDED_PREFIXES)}
-
-
-def _import_ray() -> Any:
-    try:
-        import ray
-    except ImportError:
-        raise RayUnavailableError(
-            "--ray needs Ray: pip install 'cejudge-dspy[ray]' (or pip install 'ray[default]')"
-        ) from None
-    return ray
-
-
-@contextmanager
-def ray_cluster(address: str, *, num_cpus: int | None = None) -> Iterator[Any]:
-    """Connect to a Ray cluster for the block, or start one on this machine (`address` "local").
-
-    A local instance binds and advertises 127.0.0.1 only (Ray would otherwise put the machine's network
-    address in its place), has no dashboard and sends no usage statistics; it stops with the block. A
-    cluster the driver only connected to keeps running; the run's actors end with the driver."""
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    if address == LOCAL or _is_loopback(address):
-        # Read by Ray when it is imported: keep 127.0.0.1 as this node's address instead of replacing it
-        # with the LAN address (ray._private.services.resolve_ip_for_localhost).
-        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-    ray = _import_ray()
-    if ray.is_initialized():  # a caller (a test, a notebook) connected already: use that
-        yield ray
-        return
-    options: dict[str, Any] = {"log_to_driver": False, "configure_logging": False}
-    if address == LOCAL:
-        options.update(
-            address="local",
-            _node_ip_address="127.0.0.1",
-            include_dashboard=False,
-            num_cpus=num_cpus or os.cpu_count() or 1,
-        )
-    else:
-        options["address"] = address
-    try:
-        ray.init(**options)
-    except (ConnectionError, RuntimeError, ValueError) as exc:
-        raise RayUnavailableError(f"cannot reach the Ray cluster at {address} ({_first_line(exc)})") from None
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
-
-
-def _is_loopback(address: str) -> bool:
-    host = address.split("://")[-1].rsplit(":", 1)[0]
-    return host in ("127.0.0.1", "localhost")
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0][:200] if text else type(exc).__name__
-
-
-def _cause(exc: BaseException) -> str:
-    """The exception line inside a Ray error's text (`WorkerMismatchError: worker ...`), else its first."""
-    lines = [ln.strip() for ln in str(exc).splitlines() if re.match(r"^\s*[\w.]*(Error|Exception): ", ln)]
-    if lines:
-        return lines[-1].split(": ", 1)[1]
-    return _first_line(exc)
 
 
 async def judge_on_ray(

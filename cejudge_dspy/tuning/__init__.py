@@ -9,6 +9,7 @@ from cejudge_dspy.tuning.budget import (
     parse_budget,
     split_items,
 )
+from cejudge_dspy.tuning.dev import DevScore, evaluate_dev
 from cejudge_dspy.tuning.metrics import (
     metric_for,
     pairwise_concordance,
@@ -17,7 +18,8 @@ from cejudge_dspy.tuning.metrics import (
     pointwise_feedback,
     pointwise_metric,
 )
-from cejudge_dspy.tuning.optimize import DevScore, OptimizeReport, evaluate_dev, optimize
+from cejudge_dspy.tuning.optimize import optimize
+from cejudge_dspy.tuning.report import OptimizeReport
 
 __all__ = [
     "OPTIMIZERS",

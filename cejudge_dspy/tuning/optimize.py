@@ -2,8 +2,9 @@
 
 `optimize` scores the dev split before and after; the dev split is never shown to the optimizer
 (GEPA and MIPROv2 select candidates on the last third of the training split instead). It returns an
-`OptimizeReport`; `methods.save_program` writes the program with its manifest. The LM-call
-estimate and its formula live in budget.py, the metrics in metrics.py.
+`OptimizeReport` (report.py); `methods.save_program` writes the program with its manifest. The LM-call
+estimate and its formula live in budget.py, the metrics in metrics.py, the dev and anchor passes in
+dev.py. `DevScore`, `OptimizeReport`, `evaluate_dev` and `training_anchors` stay importable from here.
 
 Stop and resume: GEPA checkpoints into `log_dir` each iteration and resumes from it when rerun with
 the same split. On Ctrl-C the best candidate so far (GEPA's, from its callbacks or checkpoint) is
@@ -13,10 +14,7 @@ with `source="base"`. The dev split is then not re-scored.
 
 from __future__ import annotations
 
-import math
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,22 +22,19 @@ import dspy
 
 from cejudge_dspy.errors import BackboneError, InputError
 from cejudge_dspy.methods.registry import program_for_task
-from cejudge_dspy.methods.runtime import judging_run
 from cejudge_dspy.tasks import TaskSpec, load_task
 from cejudge_dspy.tuning.budget import (
     OPTIMIZERS,
     Budget,
-    CallEstimate,
     estimate_calls,
     parse_budget,
     val_size,
 )
+from cejudge_dspy.tuning.dev import DevScore, evaluate_dev, training_anchors
 from cejudge_dspy.tuning.gain import held_out_gain
-from cejudge_dspy.tuning.metrics import (
-    metric_for,
-    pairwise_concordance,
-    result_of,
-)
+
+# `optimize` looks `metric_for` up here, in this module's globals: tests wrap it to see the anchors it binds.
+from cejudge_dspy.tuning.metrics import metric_for
 from cejudge_dspy.tuning.optimizers import (
     GEPAWatcher,
     Progress,
@@ -50,149 +45,10 @@ from cejudge_dspy.tuning.optimizers import (
     prepare_log_dir,
     with_instructions,
 )
-from cejudge_dspy.tuning.ranking import Anchor
+from cejudge_dspy.tuning.report import OptimizeReport
 
-
-@dataclass(frozen=True)
-class DevScore:
-    metric: float  # mean per-item optimizer metric, 0..1
-    n: int
-    unparsed: int
-    corpus: float | None = None  # accuracy (pairwise) or concordance (pointwise) over the split
-    corpus_name: str = ""
-    # Per dev item, in split order: its id and the program's verdict or score (None when unparsed); the
-    # held-out comparison pairs them, and the manifest keeps them so the decision can be checked.
-    ids: tuple[str, ...] = ()
-    predictions: tuple[Any, ...] = ()
-
-
-@dataclass
-class OptimizeReport:
-    task: str
-    task_version: int
-    optimizer: str
-    budget: Budget
-    demos: int
-    seed: int
-    settings: dict[str, Any]
-    estimate: CallEstimate
-    program: dspy.Module
-    source: Literal["optimized", "best-so-far", "base"]
-    dev_before: DevScore
-    dev_after: DevScore | None
-    sizes: dict[str, int]
-    changed_stages: list[str] = field(default_factory=list)
-    # The held-out comparison (gain.held_out_gain): whether this program may replace the starting one.
-    held_out: dict[str, Any] | None = None
-    seconds: float = 0.0
-    log_dir: str | None = None
-    resumed: bool = False  # GEPA continued from a checkpoint in log_dir
-
-    @property
-    def interrupted(self) -> bool:
-        return self.source != "optimized"
-
-    def manifest(self, *, task_lm: str, reflection_lm: str, data: str | None) -> dict[str, Any]:
-        """The manifest fields this run knows (save_program adds stages, dspy version and time)."""
-        return {
-            "task": self.task,
-            "task_version": self.task_version,
-            "source": self.source,
-            "backbones": {"task": task_lm, "reflection": reflection_lm},
-            "optimizer": {
-                "name": self.optimizer,
-                "budget": self.budget,
-                "demos": self.demos,
-                "settings": self.settings,
-            },
-            "seed": self.seed,
-            "splits": self.sizes,
-            "data": data,
-            "changed_stages": self.changed_stages,
-            # Wall time of this invocation; a resumed run (GEPA checkpoint, LM cache) takes seconds.
-            "seconds": round(self.seconds, 1),
-            "resumed": self.resumed,
-            "dev": {
-                "before": asdict(self.dev_before),
-                "after": asdict(self.dev_after) if self.dev_after else None,
-            },
-            "held_out": self.held_out,
-        }
-
-
-def evaluate_dev(
-    program: dspy.Module,
-    devset: list[dspy.Example],
-    spec: TaskSpec,
-    metric: Callable[..., float],
-    *,
-    num_threads: int = 1,
-    on_progress: Progress | None = None,
-    phase: str = "dev",
-) -> DevScore:
-    """Score `program` on `devset`; unparsed items score 0 and never abort the run."""
-    from cejudge_dspy.evaluation.metrics import accuracy
-
-    done = [0]
-
-    def counted(gold: Any, pred: Any, trace: Any = None) -> float:
-        done[0] += 1
-        if on_progress:
-            on_progress(phase, done[0], len(devset))
-        return metric(gold, pred, trace)
-
-    evaluate = dspy.Evaluate(
-        devset=devset,
-        metric=counted,
-        num_threads=num_threads,
-        display_progress=False,
-        max_errors=len(devset) + 1,
-        failure_score=0.0,
-        provide_traceback=False,
-    )
-    with judging_run():  # a dev pass is a judging run (methods/runtime.py)
-        result = evaluate(program)
-    golds, preds = [ex for ex, _, _ in result.results], [p for _, p, _ in result.results]
-    parsed = [r for p in preds if (r := result_of(p)) is not None and r.ok]
-    if spec.mode == "pairwise":
-        verdicts = [r.verdict if (r := result_of(p)) is not None and r.ok else None for p in preds]
-        corpus, name = accuracy(verdicts, [ex.label for ex in golds]).value, "accuracy"
-    else:
-        corpus, name = pairwise_concordance(golds, preds), "concordance"
-    by_id = {ex.get("id"): p for ex, p, _ in result.results}
-    values = []
-    for ex in devset:
-        r = result_of(by_id.get(ex.get("id")))
-        values.append(None if r is None or not r.ok else (r.verdict if spec.mode == "pairwise" else r.score))
-    return DevScore(
-        result.score / 100,
-        len(devset),
-        len(devset) - len(parsed),
-        None if math.isnan(corpus) else corpus,
-        name,
-        ids=tuple(str(ex.get("id")) for ex in devset),
-        predictions=tuple(values),
-    )
-
-
-def training_anchors(
-    program: dspy.Module,
-    trainset: list[dspy.Example],
-    spec: TaskSpec,
-    *,
-    num_threads: int = 1,
-    on_progress: Progress | None = None,
-) -> list[Anchor]:
-    """The training items as `program` scores them (unparsed ones left out): the ranking metric's anchors."""
-    scored = evaluate_dev(
-        program, trainset, spec, metric_for(spec, trainset), num_threads=num_threads,
-        on_progress=on_progress, phase="anchors",
-    )  # fmt: skip
-    return [
-        Anchor(item_id, float(ex.label), float(score))
-        for item_id, ex, score in zip(scored.ids, trainset, scored.predictions, strict=True)
-        if score is not None
-    ]
+# Re-exported: these lived here before dev.py and report.py, and callers import them from this path.
+__all__ = ["DevScore", "OptimizeReport", "evaluate_dev", "optimize", "training_anchors"]
 
 
 def optimize(

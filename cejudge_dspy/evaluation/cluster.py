@@ -1,0 +1,96 @@
+"""Reaching Ray for `cejudge evaluate --ray`: importing it, connecting to (or starting) a cluster, the
+environment the workers get, and the one-line errors when Ray is missing or unreachable.
+
+Kept apart from the driver (distributed.py), which only schedules and writes: everything here is about
+where the run's actors live, not what they do. Ray is optional, so it is imported inside functions only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from cejudge_dspy.errors import CEJudgeError
+
+# Environment the workers need to resolve the same program and use the same caches as the driver.
+FORWARDED_ENV = ("DSPY_CACHEDIR", "LITELLM_LOCAL_MODEL_COST_MAP", "HF_HOME", "HF_HUB_OFFLINE")
+FORWARDED_PREFIXES = ("CEJUDGE_",)
+LOCAL = "local"  # `--ray` without an address: a Ray instance of this machine, started for this run
+
+
+class RayUnavailableError(CEJudgeError):
+    """Ray is not installed, or the cluster cannot be reached or has no worker left."""
+
+    exit_code = 3
+
+
+def cluster_env() -> dict[str, str]:
+    """The driver's environment variables a worker needs (program and cache locations)."""
+    return {k: v for k, v in os.environ.items() if k in FORWARDED_ENV or k.startswith(FORWARDED_PREFIXES)}
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise RayUnavailableError(
+            "--ray needs Ray: pip install 'cejudge-dspy[ray]' (or pip install 'ray[default]')"
+        ) from None
+    return ray
+
+
+@contextmanager
+def ray_cluster(address: str, *, num_cpus: int | None = None) -> Iterator[Any]:
+    """Connect to a Ray cluster for the block, or start one on this machine (`address` "local").
+
+    A local instance binds and advertises 127.0.0.1 only (Ray would otherwise put the machine's network
+    address in its place), has no dashboard and sends no usage statistics; it stops with the block. A
+    cluster the driver only connected to keeps running; the run's actors end with the driver."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if address == LOCAL or _is_loopback(address):
+        # Read by Ray when it is imported: keep 127.0.0.1 as this node's address instead of replacing it
+        # with the LAN address (ray._private.services.resolve_ip_for_localhost).
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    ray = _import_ray()
+    if ray.is_initialized():  # a caller (a test, a notebook) connected already: use that
+        yield ray
+        return
+    options: dict[str, Any] = {"log_to_driver": False, "configure_logging": False}
+    if address == LOCAL:
+        options.update(
+            address="local",
+            _node_ip_address="127.0.0.1",
+            include_dashboard=False,
+            num_cpus=num_cpus or os.cpu_count() or 1,
+        )
+    else:
+        options["address"] = address
+    try:
+        ray.init(**options)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        raise RayUnavailableError(f"cannot reach the Ray cluster at {address} ({_first_line(exc)})") from None
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def _is_loopback(address: str) -> bool:
+    host = address.split("://")[-1].rsplit(":", 1)[0]
+    return host in ("127.0.0.1", "localhost")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:200] if text else type(exc).__name__
+
+
+def _cause(exc: BaseException) -> str:
+    """The exception line inside a Ray error's text (`WorkerMismatchError: worker ...`), else its first."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if re.match(r"^\s*[\w.]*(Error|Exception): ", ln)]
+    if lines:
+        return lines[-1].split(": ", 1)[1]
+    return _first_line(exc)
