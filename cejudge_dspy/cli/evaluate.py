@@ -1,31 +1,38 @@
 """CLI commands over datasets and runs: evaluate, score-predictions, compare, merge.
 
 `evaluate` writes as it goes (see runner.py), so Ctrl-C or a crash loses at most the items in flight.
+This module checks the options and inputs, picks the shard and opens the run directory; the judging and
+the tables are evaluate_run.py's, and the commands over runs already written (score-predictions, compare,
+merge) are compare.py's, registered and re-exported here.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import hashlib
-import json
-import time
 from pathlib import Path
 from typing import Any
 
-from cejudge_dspy.cli.common import (
-    add_backbone_args,
-    add_program_args,
-    announce_program,
-    backbone,
-    build,
-    parse_fields,
-    program_label,
-)
-from cejudge_dspy.cli.evaluate_ray import add_ray_args, check_ray_args, judge_with_ray
+from cejudge_dspy.cli.common import add_backbone_args, add_program_args, build, parse_fields, program_label
+from cejudge_dspy.cli.compare import add_parsers as add_compare_parsers
+from cejudge_dspy.cli.compare import run_compare, run_merge, run_score_predictions
+from cejudge_dspy.cli.evaluate_ray import add_ray_args, check_ray_args
+from cejudge_dspy.cli.evaluate_run import ItemProgram, judge_and_summarize
 from cejudge_dspy.cli.presets import add_preset_arg, apply_preset, describe_preset
 from cejudge_dspy.errors import InputError
 from cejudge_dspy.items import Item
+
+__all__ = [
+    "ItemProgram",
+    "add_parsers",
+    "parse_shard",
+    "run_compare",
+    "run_evaluate",
+    "run_merge",
+    "run_score_predictions",
+    "shard_key",
+    "shard_of",
+]
 
 
 def add_parsers(sub: Any) -> None:
@@ -48,28 +55,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--force-new", action="store_true", help="move the run in --out aside and start over")
     add_ray_args(p)
     p.set_defaults(handler=run_evaluate)
-
-    p = sub.add_parser("score-predictions", help="per-language accuracy / Kendall tau of `pred, gold` files")
-    p.add_argument("files", nargs="+")
-    p.set_defaults(handler=run_score_predictions)
-
-    p = sub.add_parser("compare", help="compare two runs on the same items")
-    p.add_argument("runs", nargs=2)
-    for which in ("a", "b"):
-        p.add_argument(
-            f"--rule-{which}",
-            choices=("argmax", "probability"),
-            default=None,
-            help=f"read run {which.upper()}'s records under this decision rule (default: as recorded); "
-            "the same run twice with --rule-a argmax --rule-b probability compares the rules",
-        )
-    p.set_defaults(handler=run_compare)
-
-    p = sub.add_parser("merge", help="merge the results of sharded runs into one run directory")
-    p.add_argument("runs", nargs="+")
-    p.add_argument("--out", required=True)
-    p.add_argument("--partial", action="store_true", help="merge even if some of the N shards are missing")
-    p.set_defaults(handler=run_merge)
+    add_compare_parsers(sub)  # score-predictions, compare, merge
 
 
 def shard_key(item: Item) -> str:
@@ -142,181 +128,4 @@ def run_evaluate(args: argparse.Namespace) -> int:
         config["shard"] = f"{shard[0]}/{shard[1]}"
     with lock(out):
         records = prepare_run_dir(out, config, force_new=args.force_new)
-        return _judge_and_summarize(args, spec, program, items, records, out, config)
-
-
-def _judge_and_summarize(
-    args: argparse.Namespace,
-    spec: Any,
-    program: Any,
-    items: list[Item],
-    records: list[Any],
-    out: Path,
-    config: dict[str, Any],
-) -> int:
-    from cejudge_dspy.cli.display import (
-        console,
-        decision_rules_table,
-        dimension_tables,
-        reliability_table,
-        summary_table,
-    )
-    from cejudge_dspy.evaluation.runner import (
-        RESULTS,
-        SUMMARY,
-        judge_items,
-        pending_items,
-        read_records,
-        read_timing,
-        run_timing,
-        write_summary,
-    )
-    from cejudge_dspy.evaluation.summary import summarize
-
-    started = time.time()
-    todo = pending_items(items, records)
-    err = console(stderr=True)
-    err.print(
-        f"{len(items)} items, {len(items) - len(todo)} already in {out / RESULTS}, {len(todo)} to judge"
-    )
-    announce_program(err, config["program"], spec.name if args.method == "cejudge" else None, args.program)
-    if todo and args.ray is not None:
-        judge_with_ray(args, spec, todo, out, config, err)
-    elif todo:
-        from cejudge_dspy.cli.progress import RunDisplay, live
-
-        display = RunDisplay(f"{spec.name} · {args.method}", len(todo))
-
-        def tick(record: Any) -> None:
-            display.on_record(record.id, record.status)
-
-        with live(err, display, transient=False), backbone(args, display):
-            asyncio.run(
-                judge_items(
-                    todo,
-                    ItemProgram(program, todo, display.on_stage),
-                    out / RESULTS,
-                    task=spec.name,
-                    method=args.method,
-                    concurrency=args.concurrency,
-                    on_record=tick,
-                )
-            )
-            display.update("")
-    final = read_records(out / RESULTS)
-    summary = summarize(final, spec, n_resamples=args.bootstrap, seed=args.seed)
-    summary["run"] = config
-    if todo or read_timing(out / SUMMARY) is None:
-        summary["timing"] = run_timing(read_timing(out / SUMMARY), started, time.time())
-    else:  # nothing was judged in this session: the run's timing stays what it was
-        summary["timing"] = read_timing(out / SUMMARY)
-    write_summary(out / SUMMARY, summary)
-    stdout = console()
-    stdout.print(summary_table(summary))
-    if (dims := dimension_tables(summary)) is not None:
-        stdout.print(dims)
-    if (rules := decision_rules_table(summary)) is not None:
-        stdout.print(rules)
-    if (calibration := summary.get("decision_rules", {}).get("calibration")) and calibration["n"]:
-        stdout.print(reliability_table(calibration))
-    stdout.print(f"results: {out / RESULTS} · summary: {out / SUMMARY}")
-    return _exit_code(err, [r for r in final if r.id in {i.id for i in items}])
-
-
-def _exit_code(err: Any, records: list[Any]) -> int:
-    """1 when every item of the run errored (a configuration fault, not a result), else 0."""
-    errors = [r for r in records if r.status == "error"]
-    if records and len(errors) == len(records):
-        err.print(f"error: every item failed ({len(errors)}); the first: {errors[0].error}", soft_wrap=True)
-        return 1
-    if errors:
-        err.print(f"warning: {len(errors)} items failed; rerun the same command to retry them")
-    return 0
-
-
-class ItemProgram:
-    """The judge program, with each item's stage progress sent to `on_stage(item_id, event)`.
-
-    The runner calls `acall(**item.inputs())`; the item is found again by its inputs (items with the same
-    inputs take turns), and its progress callback is set inside the item's own task."""
-
-    def __init__(self, program: Any, items: list[Item], on_stage: Any) -> None:
-        self.program = program
-        self.on_stage = on_stage
-        self.ids: dict[str, list[str]] = {}
-        for item in items:
-            self.ids.setdefault(self._key(item.inputs()), []).append(item.id)
-
-    @staticmethod
-    def _key(inputs: dict[str, Any]) -> str:
-        return json.dumps(inputs, sort_keys=True, ensure_ascii=False, default=str)
-
-    async def acall(self, **inputs: Any) -> Any:
-        from cejudge_dspy.usage import on_progress
-
-        waiting = self.ids.get(self._key(inputs)) or ["item"]
-        item_id = waiting.pop(0) if len(waiting) > 1 else waiting[0]
-        with on_progress(lambda event: self.on_stage(item_id, event)):
-            return await self.program.acall(**inputs)
-
-
-def run_score_predictions(args: argparse.Namespace) -> int:
-    from rich.table import Table
-
-    from cejudge_dspy.cli.display import console
-    from cejudge_dspy.evaluation.predictions import average, score_prediction_files, strict_average
-
-    scores = score_prediction_files(args.files)
-    table = Table(title="Scores of prediction files")
-    for col in ("file", "language", "metric", "value", "strict", "n", "unparsed"):
-        table.add_column(col)
-    for s in scores:
-        strict = s.strict_value
-        table.add_row(
-            Path(s.path).name,
-            s.language,
-            s.result.name,
-            f"{s.value:.3f}",
-            "" if strict is None else f"{strict:.3f}",
-            str(s.result.n),
-            str(s.n_unparsed),
-        )
-    for kind in sorted({s.kind for s in scores}):
-        avg = average(scores, kind)
-        strict = strict_average(scores) if kind == "pairwise" else None
-        table.add_row(
-            f"[bold]average ({kind})[/]",
-            "",
-            avg.name,
-            f"{avg.value:.3f}",
-            "" if strict is None else f"{strict:.3f}",
-            str(avg.n),
-            str(avg.extra["n_unparsed"]),
-        )
-    table.caption = "strict: accuracy with unparsed predictions counted wrong (the paper's definition)"
-    console().print(table)
-    return 0
-
-
-def run_compare(args: argparse.Namespace) -> int:
-    from cejudge_dspy.cli.display import compare_table, console
-    from cejudge_dspy.evaluation.compare import compare_runs
-
-    console().print(
-        compare_table(
-            compare_runs(Path(args.runs[0]), Path(args.runs[1]), rule_a=args.rule_a, rule_b=args.rule_b)
-        )
-    )
-    return 0
-
-
-def run_merge(args: argparse.Namespace) -> int:
-    from cejudge_dspy.cli.display import console, summary_table
-    from cejudge_dspy.evaluation.merge import merge_runs
-
-    summary = merge_runs([Path(r) for r in args.runs], Path(args.out), partial=args.partial)
-    console().print(summary_table(summary))
-    if part := summary.get("partial"):
-        missing = ", ".join(f"{k}/{part['of']}" for k in part["missing"])
-        console(stderr=True).print(f"partial merge: shards {missing} are missing from {args.out}")
-    return 0
+        return judge_and_summarize(args, spec, program, items, records, out, config)

@@ -4,13 +4,13 @@
   with any difference is refused with the difference named; `force_new` moves the old run aside into
   `superseded-<time>/` (nothing is deleted). A directory whose run.json has no records yet takes the new
   identity: nothing could mix.
-- `lock` holds an exclusive OS lock (`filelock`) on `.lock` for as long as a process writes; the kernel
-  drops it when the process dies, even by SIGKILL. `.holder` says who holds it, for the second writer.
-- `append_records` writes its records' lines with one `write` on an O_APPEND descriptor, then fsyncs.
-  A failed or short write is rolled back to the previous end of file and raised as one line: nothing
-  already written is lost, and no torn line is left behind.
-- `repair_torn_tail` (run on resume, under the lock) moves a torn final line (a crash or a full disk
-  mid-write before this format) aside into `results.jsonl.torn`, so its item is judged again.
+- `lock` holds an exclusive OS lock on `.lock` for as long as a process writes (run_lock.py).
+- `append_records` appends whole lines or none, and `repair_torn_tail` (run on resume, under the lock)
+  moves a torn final line aside so its item is judged again (run_files.py).
+
+This module owns the directory's layout (the file names) and opening a run in it. What an identity is
+and how two compare live in run_identity.py; the lock and the durable writes in run_lock.py and
+run_files.py; their names are re-exported here, so callers import a run directory's names from one place.
 """
 
 from __future__ import annotations
@@ -18,135 +18,55 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import sys
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
-
-from cejudge_dspy.backbones import is_local
 from cejudge_dspy.errors import CEJudgeError
-from cejudge_dspy.tasks import load_task
+from cejudge_dspy.evaluation.run_files import (
+    RunWriteError,
+    append_record,
+    append_records,
+    repair_torn_tail,
+    write_json_atomic,
+)
+from cejudge_dspy.evaluation.run_identity import (
+    COMPARED_WHEN_RECORDED,
+    IDENTITY_FORMAT,
+    IDENTITY_KEYS,
+    LATER_KEYS,
+    identity_changes,
+    identity_diff,
+    identity_value,
+)
+from cejudge_dspy.evaluation.run_lock import RunLockedError, lock
+
+__all__ = [
+    "COMPARED_WHEN_RECORDED",
+    "IDENTITY_FORMAT",
+    "IDENTITY_KEYS",
+    "LATER_KEYS",
+    "RESULTS",
+    "RUN",
+    "SUMMARY",
+    "TORN",
+    "RunLockedError",
+    "RunWriteError",
+    "append_record",
+    "append_records",
+    "identity_changes",
+    "identity_diff",
+    "identity_value",
+    "lock",
+    "open_run",
+    "read_identity",
+    "remove_tree",
+    "repair_torn_tail",
+    "write_json_atomic",
+]
 
 RESULTS, RUN, SUMMARY, TORN = "results.jsonl", "run.json", "summary.json", "results.jsonl.torn"
-IDENTITY_FORMAT = 2
-# What changes a run's records. `shard` is part of a shard run's identity; `merge` compares all but it.
-# run.json also keeps `data` (the path): two copies of one file are the same data, so the bytes compare.
-IDENTITY_KEYS = (
-    "task",
-    "task_version",
-    "method",
-    "program",
-    "prompts",
-    "lm",
-    "api_base",
-    "temperature",
-    "max_tokens",
-    "constrained",
-    "repeat_penalty",
-    "orders",
-    "decision",
-    "tie_band",
-    "judgment",
-    "grade_margin",
-    "translator",
-    "concepts",
-    "directions",
-    "judge_on",
-    "language_check",
-    "likelihood_check",
-    "data_sha256",
-    "fields",
-    "constants",
-    "languages",
-    "subsets",
-    "limit",
-    "seed",
-    "shard",
-)
-
-
-class RunWriteError(CEJudgeError):
-    """results.jsonl could not be written (full disk, file size limit, permissions)."""
-
-
-class RunLockedError(CEJudgeError):
-    """Another process writes into the run directory."""
-
-
-# Settings added after IDENTITY_FORMAT 2 and what a run.json without them was judged with: a run from
-# before token probabilities resumes with `--decision argmax`.
-# A run from before graded judgments has none recorded (and does not resume as a graded one).
-# The ablations (concepts, checklist directions, texts judged) were fixed in CE-Judge runs before they
-# became options, and are None for other methods. The response-language check came with the graded
-# judgment (the release that records `judgment`): a CE-Judge run of a task that declares the check ran
-# it from then on, and not before. The translation-likelihood check came later still: a run without
-# `likelihood_check` did not run it. Local GGUF runs without `repeat_penalty` decoded with 1.1, the
-# default before it became the --repeat-penalty flag.
-LATER_KEYS: dict[str, Any] = {
-    "decision": "argmax",
-    "tie_band": 0.0,
-    "judgment": "pairwise",
-    "grade_margin": None,
-    "concepts": lambda run: True if _cejudge(run) else None,
-    "directions": lambda run: "both" if _cejudge(run) else None,
-    "judge_on": lambda run: "original" if _cejudge(run) else None,
-    "language_check": lambda run: ("judgment" in run) if _checked(run, "check_response_language") else None,
-    "likelihood_check": lambda run: False if _checked(run, "check_translation_likelihood") else None,
-    "repeat_penalty": lambda run: 1.1 if is_local(run.get("lm")) else None,
-}
-
-
-def _cejudge(identity: dict[str, Any]) -> bool:
-    return identity.get("method", "cejudge") == "cejudge"
-
-
-def _checked(identity: dict[str, Any], flag: str) -> bool:
-    """Whether the run's program has a pointwise check its task declares with `flag`
-    (cli.run_setup.language_checked, likelihood_checked)."""
-    try:
-        spec = load_task(str(identity.get("task")))
-    except CEJudgeError:
-        return False
-    return _cejudge(identity) and spec.mode == "pointwise" and bool(getattr(spec, flag))
-
-
-def identity_value(identity: dict[str, Any], key: str) -> Any:
-    """A setting of a run, with what a run.json from before the setting existed was judged with."""
-    if key in identity:
-        return identity[key]
-    later = LATER_KEYS.get(key)
-    return later(identity) if callable(later) else later
-
-
-# Settings whose value before they were recorded cannot be known: compared only when both runs have them.
-# A run.json from before prompt fingerprints resumes (its prompts are unknown, as they always were).
-COMPARED_WHEN_RECORDED = ("prompts",)
-
-
-def identity_changes(
-    old: dict[str, Any], new: dict[str, Any], keys: tuple[str, ...] = IDENTITY_KEYS
-) -> dict[str, tuple[Any, Any]]:
-    """The settings two identities differ in: {key: (old, new)}."""
-    keys = tuple(k for k in keys if k not in COMPARED_WHEN_RECORDED or (k in old and k in new))
-    values = {k: (identity_value(old, k), identity_value(new, k)) for k in keys}
-    return {k: v for k, v in values.items() if v[0] != v[1]}
-
-
-def identity_diff(old: dict[str, Any], new: dict[str, Any], keys: tuple[str, ...] = IDENTITY_KEYS) -> str:
-    """The differences between two identities as `key: old -> new, ...` ('' when they agree)."""
-    return ", ".join(
-        f"{k}: {a!r} -> {b!r}" + (f" ({_MEANS[k]})" if k in _MEANS else "")
-        for k, (a, b) in identity_changes(old, new, keys).items()
-    )
-
-
-# What a difference in an opaque setting means, said beside its values.
-_MEANS = {"prompts": "the stages' prompts changed: an upgrade, an edited task declaration or checklist"}
 
 
 def read_identity(out: Path) -> dict[str, Any] | None:
@@ -204,109 +124,6 @@ def _supersede(out: Path) -> None:
         if (out / name).exists():
             os.replace(out / name, aside / name)
     print(f"warning: the previous run in {out} was moved to {aside}", file=sys.stderr)
-
-
-def repair_torn_tail(path: Path) -> bool:
-    """Move a torn or unreadable final line into `<path>.torn` and cut it off; True if one was."""
-    if not path.exists():
-        return False
-    data = path.read_bytes()
-    body = data.rstrip(b"\n")
-    if not body:
-        return False
-    start = body.rfind(b"\n") + 1
-    last = body[start:]
-    try:
-        whole = isinstance(json.loads(last), dict)
-    except ValueError:
-        whole = False
-    if whole:  # a complete record that lacks only its newline
-        if not data.endswith(b"\n"):
-            with path.open("ab") as fh:
-                fh.write(b"\n")
-        return False
-    with path.with_name(path.name + ".torn").open("ab") as fh:
-        fh.write(last + b"\n")
-    with path.open("r+b") as fh:
-        fh.truncate(start)
-        os.fsync(fh.fileno())
-    print(
-        f"warning: {path}: the last line was cut off (an interrupted write); moved it to "
-        f"{path.name}.torn, its item is judged again",
-        file=sys.stderr,
-    )
-    return True
-
-
-def append_record(path: Path, record: dict[str, Any]) -> None:
-    """Append one record as one line, durably; on failure leave the file as it was and raise one line."""
-    append_records(path, [record])
-
-
-def append_records(path: Path, records: Sequence[dict[str, Any]]) -> None:
-    """Append records, one line each, in one write and one fsync; on failure leave the file as it was
-    (none of them written) and raise one line."""
-    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        start = os.fstat(fd).st_size
-        try:
-            written = 0
-            while written < len(data):
-                written += os.write(fd, data[written:])
-            os.fsync(fd)
-        except OSError as exc:
-            try:
-                os.ftruncate(fd, start)  # no torn line: the file ends where the last whole record did
-            except OSError:
-                pass
-            raise RunWriteError(
-                f"cannot write {path} ({exc.strerror or exc}); the records already written are kept: "
-                "free space (or raise the file size limit) and rerun the same command to resume"
-            ) from None
-    finally:
-        os.close(fd)
-
-
-def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with tmp.open("w", encoding="utf-8") as fh:
-            fh.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise RunWriteError(f"cannot write {path} ({exc.strerror or exc}); free space and rerun") from None
-
-
-@contextmanager
-def lock(out: Path, command: str = "cejudge evaluate") -> Iterator[None]:
-    """Hold the run directory's exclusive lock for the block; a second writer gets one line."""
-    out.mkdir(parents=True, exist_ok=True)
-    file_lock = FileLock(str(out / ".lock"), timeout=0)
-    try:
-        file_lock.acquire()
-    except Timeout:
-        raise RunLockedError(
-            f"{out} is in use by another writer ({_holder(out)}); wait for it to finish, or use another --out"
-        ) from None
-    try:
-        holder = {"pid": os.getpid(), "host": socket.gethostname(), "command": command, "since": time.time()}
-        (out / ".holder").write_text(json.dumps(holder) + "\n", encoding="utf-8")
-        yield
-    finally:
-        file_lock.release()
-
-
-def _holder(out: Path) -> str:
-    try:
-        h = json.loads((out / ".holder").read_text(encoding="utf-8"))
-        since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(h["since"]))
-        return f"pid {h['pid']} on {h['host']}, {h['command']}, since {since}"
-    except (OSError, ValueError, KeyError, TypeError):
-        return "holder unknown"
 
 
 def remove_tree(path: Path) -> None:

@@ -13,6 +13,9 @@ the mean human score over the declared dimensions, sample level only).
 Pairwise rows also carry `strict`: strict accuracy (an unparsed verdict counted as wrong, the CE-Judge
 paper's definition), with its own CI; errored items stay excluded from it. The summary's
 `strict_average` is its macro average over languages.
+
+How one record is scored (its language, prediction and counts) lives in scoring.py and the per-dimension
+table in dimensions.py; their names are re-exported here, so callers import a summary from one place.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from cejudge_dspy.evaluation.dimensions import dimension_table
 from cejudge_dspy.evaluation.metrics import (
     CORRELATIONS,
     MetricResult,
@@ -33,23 +37,23 @@ from cejudge_dspy.evaluation.metrics import (
     strict_accuracy,
 )
 from cejudge_dspy.evaluation.runner import Record
+from cejudge_dspy.evaluation.scoring import errored, item_counts, language_key, prediction, strict_golds
 from cejudge_dspy.evaluation.significance import bootstrap_ci
-from cejudge_dspy.items import Item
 from cejudge_dspy.results import DECISIONS, Decision
 from cejudge_dspy.tasks import TaskSpec
 
-
-def language_key(item: Item) -> str:
-    """Language (pair) an item is reported under: `de-en` when source and response languages differ."""
-    src, tgt = item.language or "?", item.response_language
-    return f"{src}-{tgt}" if tgt and tgt != src else src
-
-
-def prediction(record: Record) -> Any:
-    """The judge's verdict or score, or None when it has none (unparsed or error)."""
-    if record.status != "ok" or record.result is None:
-        return None
-    return record.result.verdict if record.result.mode == "pairwise" else record.result.score
+__all__ = [
+    "MIN_CI_ITEMS",
+    "decision_rules",
+    "dimension_table",
+    "errored",
+    "item_counts",
+    "language_key",
+    "prediction",
+    "strict_golds",
+    "summarize",
+    "under_rule",
+]
 
 
 def _metric_fn(spec: TaskSpec) -> Callable[..., MetricResult]:
@@ -66,38 +70,6 @@ def _with_ci(
     if n_resamples and result.n >= MIN_CI_ITEMS:
         result = bootstrap_ci(fn, preds, golds, n_resamples=n_resamples, seed=seed)
     return result.to_dict()
-
-
-def errored(record: Record) -> bool:
-    """An item that failed with an error (retried on the next run), not with an unparsed output."""
-    return record.status == "error" or (record.status == "ok" and not record.result)
-
-
-def strict_golds(rows: Sequence[Record]) -> list[Any]:
-    """Gold labels for `strict_accuracy`: an errored item's gold is missing, so it is left out, while an
-    unparsed one (prediction None) is scored as wrong."""
-    return [None if errored(r) else r.item.label for r in rows]
-
-
-def item_counts(rows: Sequence[Record]) -> dict[str, int]:
-    """How a language's items were used: scored, or left out as unparsed, gold tie, error or unlabelled.
-
-    Mirrors the metrics' order of exclusion (a missing prediction is checked before a gold tie), so
-    `scored` equals the metric's n and the parts add up to `items`."""
-    out = {"items": len(rows), "scored": 0, "unparsed": 0, "gold_ties": 0, "errors": 0, "no_label": 0}
-    for r in rows:
-        label = r.item.label
-        if errored(r):
-            out["errors"] += 1
-        elif r.status == "unparsed" or prediction(r) is None:
-            out["unparsed"] += 1
-        elif label is None:
-            out["no_label"] += 1
-        elif isinstance(label, str) and label.strip().lower() == "tie":
-            out["gold_ties"] += 1
-        else:
-            out["scored"] += 1
-    return out
 
 
 def summarize(
@@ -259,48 +231,6 @@ def _pairwise_extras(rows: Sequence[Record]) -> dict[str, Any]:
         extras["decided_by_grades"] = sum(not r.result.orders for r in graded if r.result is not None)
         extras["n_graded"] = len(graded)
     return extras
-
-
-def dimension_table(rows: Sequence[Record], spec: TaskSpec) -> dict[str, Any]:
-    """Per dimension: sample-level and per-document Spearman, Kendall and Pearson with humans."""
-    from cejudge_dspy.evaluation.checkeval import per_group_correlation
-
-    table: dict[str, Any] = {}
-    for dim in spec.dimensions:
-        preds, golds, groups = [], [], []
-        for r in rows:
-            label = r.item.label
-            if not isinstance(label, dict) or dim.human_key not in label:
-                continue
-            scores = r.result.dimension_scores if r.result is not None and r.status == "ok" else {}
-            preds.append(scores.get(dim.name))
-            golds.append(label[dim.human_key])
-            groups.append(r.item.group or r.id)
-        row: dict[str, Any] = {"n": len(preds)}
-        for name, fn in CORRELATIONS.items():
-            row[name] = fn(preds, golds).to_dict()
-            per_doc = per_group_correlation(preds, golds, groups, name)
-            row[f"{name}_per_document"] = per_doc.to_dict() if isinstance(per_doc, MetricResult) else per_doc
-        table[dim.name] = row
-    if overall := _overall_row(rows, spec):
-        table["overall"] = overall
-    return table
-
-
-def _overall_row(rows: Sequence[Record], spec: TaskSpec) -> dict[str, Any] | None:
-    """The item score (share of Yes over all questions) against the mean human score over the declared
-    dimensions; items whose label lacks a dimension are left out (a partial mean is another scale)."""
-    from cejudge_dspy.evaluation.checkeval import mean_human_score
-
-    keys = [dim.human_key for dim in spec.dimensions]
-    preds, golds = [], []
-    for r in rows:
-        if isinstance(r.item.label, dict) and (gold := mean_human_score(r.item.label, keys)) is not None:
-            preds.append(r.result.score if r.result is not None and r.status == "ok" else None)
-            golds.append(gold)
-    if not preds:
-        return None
-    return {"n": len(preds), **{name: fn(preds, golds).to_dict() for name, fn in CORRELATIONS.items()}}
 
 
 def _usage(rows: Sequence[Record]) -> dict[str, Any]:

@@ -1,0 +1,131 @@
+"""A run's identity: the settings that change its records, and how two identities are compared.
+
+`run.json` records everything that changes a run's records (`IDENTITY_KEYS`); a rerun resumes into the
+same directory only when nothing differs (run_dir.open_run), and `merge` compares the shards' identities
+the same way. A run.json written before a setting existed is read with what the run was judged with then
+(`LATER_KEYS`), so a setting added later is not by itself a difference. Pure functions over dicts:
+reading and writing run.json is run_dir.py's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cejudge_dspy.backbones import is_local
+from cejudge_dspy.errors import CEJudgeError
+from cejudge_dspy.tasks import load_task
+
+IDENTITY_FORMAT = 2
+# What changes a run's records. `shard` is part of a shard run's identity; `merge` compares all but it.
+# run.json also keeps `data` (the path): two copies of one file are the same data, so the bytes compare.
+IDENTITY_KEYS = (
+    "task",
+    "task_version",
+    "method",
+    "program",
+    "prompts",
+    "lm",
+    "api_base",
+    "temperature",
+    "max_tokens",
+    "constrained",
+    "repeat_penalty",
+    "orders",
+    "decision",
+    "tie_band",
+    "judgment",
+    "grade_margin",
+    "translator",
+    "concepts",
+    "directions",
+    "judge_on",
+    "language_check",
+    "likelihood_check",
+    "data_sha256",
+    "fields",
+    "constants",
+    "languages",
+    "subsets",
+    "limit",
+    "seed",
+    "shard",
+)
+
+
+class RunWriteError(CEJudgeError):
+    """results.jsonl could not be written (full disk, file size limit, permissions)."""
+
+
+class RunLockedError(CEJudgeError):
+    """Another process writes into the run directory."""
+
+
+# Settings added after IDENTITY_FORMAT 2 and what a run.json without them was judged with: a run from
+# before token probabilities resumes with `--decision argmax`.
+# A run from before graded judgments has none recorded (and does not resume as a graded one).
+# The ablations (concepts, checklist directions, texts judged) were fixed in CE-Judge runs before they
+# became options, and are None for other methods. The response-language check came with the graded
+# judgment (the release that records `judgment`): a CE-Judge run of a task that declares the check ran
+# it from then on, and not before. The translation-likelihood check came later still: a run without
+# `likelihood_check` did not run it. Local GGUF runs without `repeat_penalty` decoded with 1.1, the
+# default before it became the --repeat-penalty flag.
+LATER_KEYS: dict[str, Any] = {
+    "decision": "argmax",
+    "tie_band": 0.0,
+    "judgment": "pairwise",
+    "grade_margin": None,
+    "concepts": lambda run: True if _cejudge(run) else None,
+    "directions": lambda run: "both" if _cejudge(run) else None,
+    "judge_on": lambda run: "original" if _cejudge(run) else None,
+    "language_check": lambda run: ("judgment" in run) if _checked(run, "check_response_language") else None,
+    "likelihood_check": lambda run: False if _checked(run, "check_translation_likelihood") else None,
+    "repeat_penalty": lambda run: 1.1 if is_local(run.get("lm")) else None,
+}
+
+
+def _cejudge(identity: dict[str, Any]) -> bool:
+    return identity.get("method", "cejudge") == "cejudge"
+
+
+def _checked(identity: dict[str, Any], flag: str) -> bool:
+    """Whether the run's program has a pointwise check its task declares with `flag`
+    (cli.run_setup.language_checked, likelihood_checked)."""
+    try:
+        spec = load_task(str(identity.get("task")))
+    except CEJudgeError:
+        return False
+    return _cejudge(identity) and spec.mode == "pointwise" and bool(getattr(spec, flag))
+
+
+def identity_value(identity: dict[str, Any], key: str) -> Any:
+    """A setting of a run, with what a run.json from before the setting existed was judged with."""
+    if key in identity:
+        return identity[key]
+    later = LATER_KEYS.get(key)
+    return later(identity) if callable(later) else later
+
+
+# Settings whose value before they were recorded cannot be known: compared only when both runs have them.
+# A run.json from before prompt fingerprints resumes (its prompts are unknown, as they always were).
+COMPARED_WHEN_RECORDED = ("prompts",)
+
+
+def identity_changes(
+    old: dict[str, Any], new: dict[str, Any], keys: tuple[str, ...] = IDENTITY_KEYS
+) -> dict[str, tuple[Any, Any]]:
+    """The settings two identities differ in: {key: (old, new)}."""
+    keys = tuple(k for k in keys if k not in COMPARED_WHEN_RECORDED or (k in old and k in new))
+    values = {k: (identity_value(old, k), identity_value(new, k)) for k in keys}
+    return {k: v for k, v in values.items() if v[0] != v[1]}
+
+
+def identity_diff(old: dict[str, Any], new: dict[str, Any], keys: tuple[str, ...] = IDENTITY_KEYS) -> str:
+    """The differences between two identities as `key: old -> new, ...` ('' when they agree)."""
+    return ", ".join(
+        f"{k}: {a!r} -> {b!r}" + (f" ({_MEANS[k]})" if k in _MEANS else "")
+        for k, (a, b) in identity_changes(old, new, keys).items()
+    )
+
+
+# What a difference in an opaque setting means, said beside its values.
+_MEANS = {"prompts": "the stages' prompts changed: an upgrade, an edited task declaration or checklist"}

@@ -1,0 +1,51 @@
+"""The run directory's writer lock: one process writes into a run at a time.
+
+`lock` holds an exclusive OS lock (`filelock`) on `.lock` for as long as a process writes; the kernel
+drops it when the process dies, even by SIGKILL. `.holder` says who holds it, for the second writer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from cejudge_dspy.errors import CEJudgeError
+
+
+class RunLockedError(CEJudgeError):
+    """Another process writes into the run directory."""
+
+
+@contextmanager
+def lock(out: Path, command: str = "cejudge evaluate") -> Iterator[None]:
+    """Hold the run directory's exclusive lock for the block; a second writer gets one line."""
+    out.mkdir(parents=True, exist_ok=True)
+    file_lock = FileLock(str(out / ".lock"), timeout=0)
+    try:
+        file_lock.acquire()
+    except Timeout:
+        raise RunLockedError(
+            f"{out} is in use by another writer ({_holder(out)}); wait for it to finish, or use another --out"
+        ) from None
+    try:
+        holder = {"pid": os.getpid(), "host": socket.gethostname(), "command": command, "since": time.time()}
+        (out / ".holder").write_text(json.dumps(holder) + "\n", encoding="utf-8")
+        yield
+    finally:
+        file_lock.release()
+
+
+def _holder(out: Path) -> str:
+    try:
+        h = json.loads((out / ".holder").read_text(encoding="utf-8"))
+        since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(h["since"]))
+        return f"pid {h['pid']} on {h['host']}, {h['command']}, since {since}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "holder unknown"
