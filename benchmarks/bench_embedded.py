@@ -2,6 +2,7 @@
 
     python benchmarks/bench_embedded.py                      # 4 pairwise + 3 pointwise items (~20 min idle)
     python benchmarks/bench_embedded.py --pairwise 2 --pointwise 1 --json bench.json
+    python benchmarks/bench_embedded.py --variant directions=i2r   # a third column: today's with one option
 
 `before` is the configuration the project shipped until this benchmark: the paper's pairwise judgment
 for every pair (both orders), no prompt-state cache, no response-language check. `after` is today's
@@ -16,6 +17,9 @@ Every judgment runs on a fresh engine (nothing in RAM), as each `cejudge judge` 
 store is this run's own (a temporary directory) and is warmed first by one untimed `after` judgment per
 task on an item outside the measured ones, as any earlier use of the package would have left it;
 `--cold` skips that, so the first measured item pays for the store.
+
+`--variant KEY=VALUE` (repeatable) adds a third configuration: today's default with those program options
+(the judges' keyword arguments, e.g. `directions=i2r`, `concepts=false`), judged in the same interleaving.
 
 Printed: per configuration and stage, calls, prompt tokens, prompt tokens llama.cpp actually
 evaluated (the rest came from a reused prefix), output tokens and seconds; per item, seconds and
@@ -133,18 +137,33 @@ async def judge(program: dspy.Module, item: dict[str, Any]) -> tuple[dspy.Predic
     return pred, time.perf_counter() - start
 
 
-def run(n_pairwise: int, n_pointwise: int, cold: bool = False) -> dict[str, Any]:
+def with_variant(options: list[str]) -> dict[str, dict[str, Any]]:
+    """CONFIGS, plus today's default with `KEY=VALUE` program options when any are given."""
+    if not options:
+        return dict(CONFIGS)
+    program: dict[str, Any] = {}
+    for option in options:
+        key, sep, value = option.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"bench_embedded.py: --variant {option!r}: expected KEY=VALUE")
+        program[key] = {"true": True, "false": False}.get(value.lower(), value)
+    return {**CONFIGS, ", ".join(options): {"lm": {}, "program": program}}
+
+
+def run(
+    n_pairwise: int, n_pointwise: int, cold: bool = False, configs: dict[str, dict[str, Any]] = CONFIGS
+) -> dict[str, Any]:
     pairwise, pointwise = load_items(n_pairwise, n_pointwise)
-    calls: dict[str, list[dict[str, Any]]] = {name: [] for name in CONFIGS}
+    calls: dict[str, list[dict[str, Any]]] = {name: [] for name in configs}
     rows: list[dict[str, Any]] = []
     for task, items in (("chat", pairwise), ("literary", pointwise)):
         if not items:
             continue
-        programs = {n: build_program(task, "cejudge", **cfg["program"]) for n, cfg in CONFIGS.items()}
+        programs = {n: build_program(task, "cejudge", **cfg["program"]) for n, cfg in configs.items()}
         if not cold:
-            judge_fresh(programs["after"], WARM_UP[task], CONFIGS["after"]["lm"])
+            judge_fresh(programs["after"], WARM_UP[task], configs["after"]["lm"])
         for item in items:
-            for name, cfg in CONFIGS.items():
+            for name, cfg in configs.items():
                 pred, seconds, log = judge_fresh(programs[name], item, cfg["lm"])
                 calls[name] += log
                 result = pred.result
@@ -155,11 +174,11 @@ def run(n_pairwise: int, n_pointwise: int, cold: bool = False) -> dict[str, Any]
                      "argmax": result.argmax.verdict if result.argmax else None}
                 )  # fmt: skip
                 print(
-                    f"{name:6} {task:8} {item['id'][:40]:40} {seconds:6.1f} s  {len(log):2d} calls  "
+                    f"{name[:16]:16} {task:8} {item['id'][:40]:40} {seconds:6.1f} s  {len(log):2d} calls  "
                     f"verdict {result.verdict} score {result.score}",
                     flush=True,
                 )
-    return {"rows": rows, "calls": calls}
+    return {"rows": rows, "calls": calls, "configs": list(configs)}
 
 
 def judge_fresh(
@@ -196,21 +215,24 @@ def report(data: dict[str, Any]) -> None:
                   f"{sum(c['evaluated'] for c in cs):10d} {sum(c['output'] for c in cs):10d} "
                   f"{sum(c['seconds'] for c in cs):8.1f}")  # fmt: skip
     print("\n== per judgment")
+    names = data.get("configs", list(CONFIGS))
     for task in ("chat", "literary"):
-        by = {n: [r for r in rows if r["task"] == task and r["config"] == n] for n in CONFIGS}
+        by = {n: [r for r in rows if r["task"] == task and r["config"] == n] for n in names}
         if not by["before"]:
             continue
         mean = {n: sum(r["seconds"] for r in rs) / len(rs) for n, rs in by.items()}
         kind = "pairwise (both orders)" if task == "chat" else "pointwise"
-        print(f"{kind:24} before {mean['before']:6.1f} s/item · after {mean['after']:6.1f} s/item · "
-              f"speed-up {mean['before'] / mean['after']:.2f}x (n = {len(by['before'])})")  # fmt: skip
         key = "verdict" if task == "chat" else "score"
-        same = sum(a[key] == b[key] for a, b in zip(by["before"], by["after"], strict=True))
-        right = ", ".join(
-            f"{n} {sum(r['verdict'] == r['label'] for r in rs)}/{len(rs)}" for n, rs in by.items()
-        )
-        right = right if task == "chat" else "n/a"
-        print(f"{'':24} {key}s unchanged {same}/{len(by['before'])}; right: {right}")
+        for name in names[1:]:
+            print(f"{kind:24} before {mean['before']:6.1f} s/item · {name} {mean[name]:6.1f} s/item · "
+                  f"speed-up {mean['before'] / mean[name]:.2f}x (n = {len(by['before'])})")  # fmt: skip
+            same = sum(a[key] == b[key] for a, b in zip(by["before"], by[name], strict=True))
+            print(f"{'':24} {key}s unchanged {same}/{len(by['before'])}")
+        if task == "chat":
+            right = ", ".join(
+                f"{n} {sum(r['verdict'] == r['label'] for r in rs)}/{len(rs)}" for n, rs in by.items()
+            )
+            print(f"{'':24} right: {right}")
 
 
 def main() -> None:
@@ -219,10 +241,15 @@ def main() -> None:
     parser.add_argument("--pointwise", type=int, default=3, help="translation items (en-de, ru-en)")
     parser.add_argument("--json", type=Path, default=None, help="write every call and item here")
     parser.add_argument("--cold", action="store_true", help="no warm-up: the store starts empty")
+    parser.add_argument(
+        "--variant", action="append", default=[], metavar="KEY=VALUE",
+        help="also judge with today's default plus this program option (repeatable)",
+    )  # fmt: skip
     args = parser.parse_args()
+    configs = with_variant(args.variant)
     with tempfile.TemporaryDirectory(prefix="bench-states-") as states:
         os.environ["CEJUDGE_PROMPT_STATES"] = states  # this run's own store, never the user's
-        data = run(args.pairwise, args.pointwise, cold=args.cold)
+        data = run(args.pairwise, args.pointwise, cold=args.cold, configs=configs)
     report(data)
     if args.json:
         args.json.write_text(json.dumps(data, indent=1), encoding="utf-8")
