@@ -39,6 +39,7 @@ from cejudge_dspy.evaluation.metrics import (
 from cejudge_dspy.evaluation.runner import Record
 from cejudge_dspy.evaluation.scoring import errored, item_counts, language_key, prediction, strict_golds
 from cejudge_dspy.evaluation.significance import bootstrap_ci
+from cejudge_dspy.methods.cejudge.checks import CHECK_NAMES
 from cejudge_dspy.results import DECISIONS, Decision
 from cejudge_dspy.tasks import TaskSpec
 
@@ -187,7 +188,7 @@ def _metrics(rows: Sequence[Record], spec: TaskSpec, n_resamples: int, seed: int
         # Scores a check gave without an LLM judgment (methods/cejudge/checks.py), so a reader knows how
         # much of the ranking is the judge's.
         checks = [r.result.decided_by.get("probability") for r in rows if r.result and r.status == "ok"]
-        if by_check := {c: checks.count(c) for c in ("language check", "likelihood check") if c in checks}:
+        if by_check := {c: checks.count(c) for c in CHECK_NAMES if c in checks}:
             out["decided_by_checks"] = by_check
     if spec.dimensions:
         out["dimensions"] = dimension_table(rows, spec)

@@ -23,6 +23,9 @@ from cejudge_dspy.tasks import TaskSpec
 from cejudge_dspy.usage import Usage
 
 logger = logging.getLogger("cejudge_dspy")
+# What a record's `decided_by` says when a check gave the score; run summaries count each.
+LANGUAGE_CHECK, LIKELIHOOD_CHECK = "language check", "likelihood check"
+CHECK_NAMES = (LANGUAGE_CHECK, LIKELIHOOD_CHECK)
 _first_notice = FirstTime()  # LMs already reported as unable to score a text
 
 
@@ -69,7 +72,7 @@ async def translation_checks(
         found = check_language(response, response_language)
         if found.verdict == "no":
             details["language_check"] = found.to_dict()
-            return lowest_level(spec, found.describe(), "language check", details, usage), details
+            return lowest_level(spec, found.describe(), LANGUAGE_CHECK, details, usage), details
     score = None
     if likelihood_check and spec.check_translation_likelihood:
         score = scorer_of(lm := dspy.settings.lm)
@@ -82,5 +85,5 @@ async def translation_checks(
         )
         details["likelihood_check"] = check.to_dict()
         if check.verdict == "implausible":
-            return lowest_level(spec, check.describe(), "likelihood check", details, usage), details
+            return lowest_level(spec, check.describe(), LIKELIHOOD_CHECK, details, usage), details
     return None, details
