@@ -258,6 +258,9 @@ def test_evaluate_records_the_check_and_counts_what_it_decided(
     by_id = {r["id"]: r["result"] for r in records}
     assert by_id["salad"]["score"] == 1 and by_id["good"]["score"] == 5
     assert summary["decided_by_checks"] == {"likelihood check": 1}
+    # The decision-rule table counts it under the check, not under the argmax rule (the fake gives no
+    # probabilities, so the judged item is the argmax rule's).
+    assert summary["decision_rules"]["decided_by"] == {"argmax": 1, "likelihood check": 1, "probability": 0}
     assert summary["run"]["likelihood_check"] is True
     assert "scored lowest by a check, without an LLM judgment: likelihood check 1" in " ".join(
         capsys.readouterr().out.split()

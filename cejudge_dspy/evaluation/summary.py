@@ -125,15 +125,15 @@ def decision_rules(
     for r in rows:
         if r.result is not None and r.status == "ok":
             status[r.result.probabilities.status if r.result.probabilities else "none"] += 1
+    decided: dict[str, int] = dict.fromkeys(DECISIONS, 0)
+    for r in rows:
+        if r.result is not None and r.status == "ok":
+            # A score a check gave is neither rule's: count it under the check, not under "argmax".
+            by = r.result.decided_by.get("probability")
+            key = by if by in CHECK_NAMES else r.result.decision
+            decided[key] = decided.get(key, 0) + 1
     out: dict[str, Any] = {
-        "decided_by": dict(
-            sorted(
-                {
-                    k: sum(1 for r in rows if r.result and r.status == "ok" and r.result.decision == k)
-                    for k in DECISIONS
-                }.items()
-            )
-        ),
+        "decided_by": dict(sorted(decided.items())),
         "probabilities": dict(sorted(status.items())),
     }
     for rule in DECISIONS:
