@@ -1,8 +1,9 @@
 """Meta-metrics: how well a judge agrees with gold labels, with itself, or with another judge.
 
-Judge-vs-gold and judge-vs-itself metrics live here; inter-rater agreement (Krippendorff's alpha,
-Fleiss' kappa) in `agreement.py`; bootstrap CIs, paired differences and McNemar in `significance.py`.
-Conventions shared by all three:
+Judge-vs-gold and judge-vs-itself metrics live here; correlations with human scores (Kendall, Spearman,
+Pearson) in `correlations.py`; inter-rater agreement (Krippendorff's alpha, Fleiss' kappa) in
+`agreement.py`; bootstrap CIs, paired differences and McNemar in `significance.py`. The result type and
+the input conventions they share are in `metric_result.py`:
 
 * Inputs are plain sequences (lists, tuples, 1-D numpy arrays) aligned by item.
 * A judge output that could not be parsed arrives as ``None`` or NaN. Such items are EXCLUDED from the
@@ -14,110 +15,43 @@ Conventions shared by all three:
   into ``None`` so summaries stay valid JSON.
 
 Pairwise verdicts are the labels ``"A"``, ``"B"`` and ``"tie"`` (case-insensitive on input).
+
+This module re-exports the names of metric_result.py and correlations.py, so importers keep
+`from cejudge_dspy.evaluation.metrics import ...`.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import replace
 
-import numpy as np
-from scipy import stats
+from cejudge_dspy.evaluation.correlations import CORRELATIONS, kendall_tau, pearson, spearman
+from cejudge_dspy.evaluation.metric_result import (
+    PAIRWISE_LABELS,
+    MetricResult,
+    check_aligned,
+    is_missing,
+    normalize_label,
+    undefined_result,
+)
 
-from cejudge_dspy.errors import InputError
-
-PAIRWISE_LABELS: tuple[str, ...] = ("A", "B", "tie")
-_LABEL_MAP = {"A": "A", "B": "B", "TIE": "tie"}
-
-
-class _ReadOnlyDict(dict):  # type: ignore[type-arg]
-    """A dict that refuses mutation, so a frozen result stays frozen. Still a real dict, so JSON,
-    `dataclasses.asdict`, pickling (for process pools) and equality treat it as one."""
-
-    def _refuse(self, *args: object, **kwargs: object) -> None:
-        raise TypeError("MetricResult.extra is read-only; build a new result with dataclasses.replace")
-
-    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
-
-    def __reduce__(self) -> tuple[type, tuple[dict[str, Any]]]:
-        return type(self), (dict(self),)
-
-    def __hash__(self) -> int:  # type: ignore[override]
-        return hash(tuple(sorted(self.items())))
-
-
-@dataclass(frozen=True)
-class MetricResult:
-    """One meta-metric value with its sample size and, optionally, a CI and a p-value.
-
-    ``n`` is the number of items (units for agreement metrics) that entered the value; ``n_excluded``
-    the number dropped for missing values. ``extra`` holds metric-specific counts (``n_pred_ties``,
-    ``b``/``c`` for McNemar, ...); it is read-only.
-    """
-
-    name: str
-    value: float
-    n: int
-    n_excluded: int = 0
-    ci_low: float | None = None
-    ci_high: float | None = None
-    p_value: float | None = None
-    reason: str | None = None
-    extra: Mapping[str, int | float] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        # A frozen dataclass can still hand out a mutable dict; freeze it too.
-        object.__setattr__(self, "extra", _ReadOnlyDict(self.extra))
-
-    @property
-    def defined(self) -> bool:
-        """False when the value is NaN (see ``reason``)."""
-        return not math.isnan(self.value)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict; NaN floats become ``None`` (JSON has no NaN)."""
-        return {k: _json_safe(v) for k, v in asdict(self).items()}
-
-
-def _json_safe(v: Any) -> Any:
-    if isinstance(v, dict):  # also turns the read-only extra into a plain dict
-        return {k: _json_safe(x) for k, x in v.items()}
-    if isinstance(v, float) and math.isnan(v):
-        return None
-    return v
-
-
-def is_missing(value: object) -> bool:
-    """True for ``None`` and float NaN (python or numpy), the two spellings of "unparsed"."""
-    return value is None or (isinstance(value, (float, np.floating)) and math.isnan(value))
-
-
-def normalize_label(value: object, *, item: int | None = None, field: str = "label") -> str:
-    """Map a pairwise verdict to ``"A"``, ``"B"`` or ``"tie"``; anything else is an `InputError`."""
-    label = _LABEL_MAP.get(str(value).strip().upper()) if isinstance(value, str) else None
-    if label is None:
-        raise InputError(f"{value!r} is not a pairwise label (A, B or tie)", item=_item(item), field=field)
-    return label
-
-
-def _item(i: int | None) -> str | None:
-    return None if i is None else str(i)
-
-
-def check_aligned(arrays: Sequence[Sequence[Any]], names: Sequence[str]) -> list[list[Any]]:
-    """Materialise item-aligned inputs as lists; unequal lengths are an `InputError`."""
-    lists = [list(a) for a in arrays]
-    if len({len(a) for a in lists}) > 1:
-        sizes = ", ".join(f"{n}={len(a)}" for n, a in zip(names, lists, strict=True))
-        raise InputError(f"inputs must have the same length ({sizes})", field=names[1])
-    return lists
-
-
-def undefined_result(name: str, n: int, n_excluded: int, reason: str, **extra: int | float) -> MetricResult:
-    """A NaN result that says why it is undefined."""
-    return MetricResult(name, math.nan, n, n_excluded, reason=reason, extra=extra)
+__all__ = [
+    "CORRELATIONS",
+    "PAIRWISE_LABELS",
+    "MetricResult",
+    "accuracy",
+    "check_aligned",
+    "concordance",
+    "is_missing",
+    "kendall_tau",
+    "normalize_label",
+    "pearson",
+    "position_consistency",
+    "share",
+    "spearman",
+    "strict_accuracy",
+    "undefined_result",
+]
 
 
 def accuracy(
@@ -176,58 +110,6 @@ def strict_accuracy(
         filled.append(pv)
     base = accuracy(filled, g, include_gold_ties=include_gold_ties)
     return replace(base, name="strict_accuracy", extra={**base.extra, "n_unparsed": n_unparsed})
-
-
-def _numeric_pairs(x: Sequence[object], y: Sequence[object]) -> tuple[np.ndarray, np.ndarray, int]:
-    xs, ys = check_aligned([x, y], ["x", "y"])
-    keep = [i for i in range(len(xs)) if not (is_missing(xs[i]) or is_missing(ys[i]))]
-    out = []
-    for name, vals in (("x", xs), ("y", ys)):
-        try:
-            out.append(np.array([float(vals[i]) for i in keep], dtype=float))  # type: ignore[arg-type]
-        except (TypeError, ValueError) as exc:
-            raise InputError(f"non-numeric value ({exc})", field=name) from None
-    return out[0], out[1], len(xs) - len(keep)
-
-
-def _correlation(name: str, fn: Callable[..., Any], x: Sequence[object], y: Sequence[object]) -> MetricResult:
-    xs, ys, n_excluded = _numeric_pairs(x, y)
-    n = len(xs)
-    if n < 2:
-        return undefined_result(name, n, n_excluded, "fewer than 2 scored items")
-    # scipy returns NaN plus a warning here; say which side is constant instead.
-    for side, v in (("x", xs), ("y", ys)):
-        if np.all(v == v[0]):
-            return undefined_result(name, n, n_excluded, f"constant {side}: correlation undefined")
-    res = fn(xs, ys)
-    return MetricResult(name, float(res.statistic), n, n_excluded, p_value=float(res.pvalue))
-
-
-def kendall_tau(x: Sequence[object], y: Sequence[object]) -> MetricResult:
-    """Kendall tau-b (ties corrected) via `scipy.stats.kendalltau`, with its two-sided p-value.
-
-    Shapes: two equal-length numeric sequences; an item missing on either side is excluded.
-    Undefined (NaN, ``reason`` set) with fewer than 2 items or when either side is constant.
-    """
-    return _correlation("kendall_tau", stats.kendalltau, x, y)
-
-
-def spearman(x: Sequence[object], y: Sequence[object]) -> MetricResult:
-    """Spearman rho via `scipy.stats.spearmanr`; same shapes and edge cases as `kendall_tau`."""
-    return _correlation("spearman", stats.spearmanr, x, y)
-
-
-def pearson(x: Sequence[object], y: Sequence[object]) -> MetricResult:
-    """Pearson r via `scipy.stats.pearsonr`; same shapes and edge cases as `kendall_tau`."""
-    return _correlation("pearson", stats.pearsonr, x, y)
-
-
-# The correlations with humans by the names tasks and the CLI use (`metric = "spearman"`).
-CORRELATIONS: dict[str, Callable[..., MetricResult]] = {
-    "spearman": spearman,
-    "kendall": kendall_tau,
-    "pearson": pearson,
-}
 
 
 def share(values: Sequence[object], target: object) -> MetricResult:
