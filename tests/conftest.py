@@ -11,11 +11,11 @@ from pathlib import Path
 import hypothesis  # noqa: F401  (imported first on purpose; see below)
 import pytest
 
-# Hypothesis's pytest plugin imports hypothesis lazily, while printing the summary. On CPython 3.11.7 a
-# RecursionError caught earlier in the session (the tuning tests raise one inside DSPy) leaves the AST
-# constructor's depth counter off, and that late import then fails in ast.parse with "SystemError: AST
-# constructor recursion depth mismatch": all tests passed, exit status 1. Importing it here, before any
-# test runs, avoids the late parse. The full suite never hit it (test modules import hypothesis early).
+# Hypothesis's pytest plugin imports hypothesis lazily, while printing the summary. After the tuning
+# tests (run alone) that late import failed in ast.parse on CPython 3.11.7 with "SystemError: AST
+# constructor recursion depth mismatch" (the interpreter's AST depth counter left off by something
+# earlier in the session): all tests passed, exit status 1. Importing it here, before any test runs,
+# avoids the late parse. The full suite never hit it (its test modules import hypothesis early).
 # Before dspy is imported anywhere: keep DSPy's disk cache out of the user's home and stop the
 # model-metadata download attempt (there is no network here).
 if "DSPY_CACHEDIR" not in os.environ:
