@@ -3,18 +3,8 @@
 Judge-vs-gold and judge-vs-itself metrics live here; correlations with human scores (Kendall, Spearman,
 Pearson) in `correlations.py`; inter-rater agreement (Krippendorff's alpha, Fleiss' kappa) in
 `agreement.py`; bootstrap CIs, paired differences and McNemar in `significance.py`. The result type and
-the input conventions they share are in `metric_result.py`:
-
-* Inputs are plain sequences (lists, tuples, 1-D numpy arrays) aligned by item.
-* A judge output that could not be parsed arrives as ``None`` or NaN. Such items are EXCLUDED from the
-  value and COUNTED in ``n_excluded``; they are never scored as right or wrong. A missing gold is
-  treated the same way.
-* Every function returns a frozen `MetricResult` (except the per-pair scalar `concordance`). When
-  the value is undefined (no items, constant input, ...) it is NaN and ``reason`` says why, so
-  tables can print "n/a (constant input)" instead of an unexplained number. `to_dict()` turns NaN
-  into ``None`` so summaries stay valid JSON.
-
-Pairwise verdicts are the labels ``"A"``, ``"B"`` and ``"tie"`` (case-insensitive on input).
+the input conventions they share (aligned sequences; unparsed outputs excluded and counted, never scored;
+NaN with a reason when a value is undefined; pairwise labels "A", "B", "tie") are in `metric_result.py`.
 
 This module re-exports the names of metric_result.py and correlations.py, so importers keep
 `from cejudge_dspy.evaluation.metrics import ...`.
