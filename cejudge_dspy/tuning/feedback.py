@@ -57,3 +57,16 @@ def _stage_detail(result: JudgeResult, pred_name: str | None) -> list[str]:
     elif stage == "translate" and result.translations:
         lines += [f"English translation of {who}: {_clip(t)}" for who, t in result.translations.items()]
     return lines
+
+
+def _judge_said(
+    result: JudgeResult, pred_name: str | None, reasoning: str = "Judge's reasoning"
+) -> list[str]:
+    """How every feedback ends: the judge's own reasoning and answers, then what the stage under
+    reflection produced."""
+    lines: list[str] = []
+    if result.feedback:
+        lines.append(f"{reasoning}: {_clip(result.feedback)}")
+    if result.answers:
+        lines.append("Checklist items the judge answered: " + _clip(" | ".join(result.answers)))
+    return lines + _stage_detail(result, pred_name)

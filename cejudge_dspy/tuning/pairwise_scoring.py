@@ -22,7 +22,7 @@ import dspy
 
 from cejudge_dspy.errors import InputError
 from cejudge_dspy.results import JudgeResult
-from cejudge_dspy.tuning.feedback import _clip, _format_failure, _stage_detail, result_of
+from cejudge_dspy.tuning.feedback import _format_failure, _judge_said, result_of
 
 
 def pairwise_feedback(
@@ -64,11 +64,7 @@ def pairwise_feedback(
         )
     else:
         lines.append(f"Score {score:g}.")
-    if result.feedback:
-        lines.append(f"Judge's reasoning (first order): {_clip(result.feedback)}")
-    if result.answers:
-        lines.append("Checklist items the judge answered: " + _clip(" | ".join(result.answers)))
-    lines += _stage_detail(result, pred_name)
+    lines += _judge_said(result, pred_name, "Judge's reasoning (first order)")
     return dspy.Prediction(score=score, feedback="\n".join(lines))
 
 
@@ -94,9 +90,5 @@ def _probability_feedback(
         f"Score {p_gold:.2f}: the judge's probability that response {gold_label} is better, averaged over "
         "the presentation orders; the better response must get a high probability in both orders."
     )
-    if result.feedback:
-        lines.append(f"Judge's reasoning (first order): {_clip(result.feedback)}")
-    if result.answers:
-        lines.append("Checklist items the judge answered: " + _clip(" | ".join(result.answers)))
-    lines += _stage_detail(result, pred_name)
+    lines += _judge_said(result, pred_name, "Judge's reasoning (first order)")
     return dspy.Prediction(score=p_gold, feedback="\n".join(lines))

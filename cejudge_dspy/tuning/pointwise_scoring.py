@@ -21,7 +21,7 @@ from typing import Any
 import dspy
 
 from cejudge_dspy.errors import DataError, InputError
-from cejudge_dspy.tuning.feedback import _clip, _format_failure, _stage_detail, result_of
+from cejudge_dspy.tuning.feedback import _format_failure, _judge_said, result_of
 from cejudge_dspy.tuning.ranking import RANK_WEIGHT, Anchor, against_anchors, describe
 
 
@@ -100,9 +100,5 @@ def pointwise_feedback(
             f"Score {score:.2f} = {RANK_WEIGHT:g} x ranking {ranking.value:.2f} + {1 - RANK_WEIGHT:g} x "
             f"closeness {closeness:.2f}: the task is measured by how the judge orders items."
         )
-    if result.feedback:
-        lines.append(f"Judge's reasoning: {_clip(result.feedback)}")
-    if result.answers:
-        lines.append("Checklist items the judge answered: " + _clip(" | ".join(result.answers)))
-    lines += _stage_detail(result, pred_name)
+    lines += _judge_said(result, pred_name)
     return dspy.Prediction(score=score, feedback="\n".join(lines))
