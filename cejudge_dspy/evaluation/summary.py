@@ -40,7 +40,7 @@ from cejudge_dspy.evaluation.runner import Record
 from cejudge_dspy.evaluation.scoring import errored, item_counts, language_key, prediction, strict_golds
 from cejudge_dspy.evaluation.significance import bootstrap_ci
 from cejudge_dspy.methods.cejudge.checks import CHECK_NAMES
-from cejudge_dspy.results import DECISIONS, Decision
+from cejudge_dspy.results import DECISIONS, Decision, JudgeResult
 from cejudge_dspy.tasks import TaskSpec
 
 __all__ = [
@@ -109,6 +109,12 @@ def under_rule(record: Record, rule: Decision) -> Record:
     return record if ruled is record.result else replace(record, result=ruled)
 
 
+def _decider(result: JudgeResult) -> str:
+    """What decided a record: the check that gave its score (neither rule's), else the rule applied."""
+    by = result.decided_by.get("probability")
+    return by if by in CHECK_NAMES else result.decision
+
+
 def decision_rules(
     rows: Sequence[Record],
     spec: TaskSpec,
@@ -122,15 +128,11 @@ def decision_rules(
     `headline`: `_metrics` of `rows` as they are, already computed; a rule that leaves every record as it
     is (the run's own rule) reuses it instead of bootstrapping the same numbers again."""
     status: dict[str, int] = defaultdict(int)
-    for r in rows:
-        if r.result is not None and r.status == "ok":
-            status[r.result.probabilities.status if r.result.probabilities else "none"] += 1
     decided: dict[str, int] = dict.fromkeys(DECISIONS, 0)
     for r in rows:
         if r.result is not None and r.status == "ok":
-            # A score a check gave is neither rule's: count it under the check, not under "argmax".
-            by = r.result.decided_by.get("probability")
-            key = by if by in CHECK_NAMES else r.result.decision
+            status[r.result.probabilities.status if r.result.probabilities else "none"] += 1
+            key = _decider(r.result)
             decided[key] = decided.get(key, 0) + 1
     out: dict[str, Any] = {
         "decided_by": dict(sorted(decided.items())),
@@ -187,7 +189,7 @@ def _metrics(rows: Sequence[Record], spec: TaskSpec, n_resamples: int, seed: int
         out["distinct_scores"] = len({round(float(p), 6) for r in rows if (p := prediction(r)) is not None})
         # Scores a check gave without an LLM judgment (methods/cejudge/checks.py), so a reader knows how
         # much of the ranking is the judge's.
-        checks = [r.result.decided_by.get("probability") for r in rows if r.result and r.status == "ok"]
+        checks = [_decider(r.result) for r in rows if r.result and r.status == "ok"]
         if by_check := {c: checks.count(c) for c in CHECK_NAMES if c in checks}:
             out["decided_by_checks"] = by_check
     if spec.dimensions:
