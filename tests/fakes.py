@@ -53,6 +53,8 @@ def _stage_of(system: str) -> str:
         return "verdict"
     if "fulfils" in outputs:
         return "grade"
+    if "reference" in outputs:
+        return "reference"
     for output, stage in CHECKEVAL_STAGES.items():
         if output in outputs:
             return stage
@@ -70,6 +72,7 @@ def default_rules() -> dict[str, Rule]:
         "verdict": lambda i: {"answers": ["q -> a"], "feedback": "fb", "verdict": "A"},
         # Equal grades leave every pair to the pairwise judgment, as before grades existed.
         "grade": lambda i: {"fulfils": "yes", "feedback": "fb"},
+        "reference": lambda i: {"reference": f"REF[{i['instruction'][:20]}]"},
     }
 
 

@@ -41,6 +41,7 @@ def stage_of(system: str) -> str:
         ("score", "score"),
         ("verdict", "verdict"),
         ("fulfils", "grade"),
+        ("reference", "reference"),
     ):
         if output in outputs:
             return stage
@@ -98,6 +99,9 @@ def answer(stage: str, inputs: dict[str, str]) -> dict[str, Any]:
             "fulfils": ("yes", "yes", "partly", "no")[seed % 4],
             "feedback": _feedback(inputs.get("response", ""), seed),
         }
+    if stage == "reference":
+        instruction = inputs.get("instruction", "")
+        return {"reference": f"A short answer to '{_quote(instruction, _h(instruction))}'."}
     if stage == "verdict":
         a, b = inputs.get("response_a", ""), inputs.get("response_b", "")
         # Prefer the response with the smaller digest: the same pick in both orders (position-consistent).

@@ -91,6 +91,13 @@ def add_program_args(p: argparse.ArgumentParser) -> None:
         "any difference)",
     )
     g.add_argument(
+        "--reference",
+        action="store_true",
+        help="--judgment graded: the judge first writes its own short answer to the instruction, and each "
+        'response is graded beside it (one more LM call per pair; README, "The embedded judge on obvious '
+        'items")',
+    )
+    g.add_argument(
         "--program",
         default="auto",
         help="auto (tuned program from optimized/ when present), base, or a saved program path",
@@ -196,6 +203,7 @@ def program_options(args: argparse.Namespace) -> dict[str, Any]:
         "tie_band": getattr(args, "tie_band", DEFAULT_TIE_BAND),
         "judgment": getattr(args, "judgment", "graded"),
         "grade_margin": getattr(args, "grade_margin", DEFAULT_GRADE_MARGIN),
+        "reference": getattr(args, "reference", False),
         "concepts": not getattr(args, "no_concepts", False),
         "directions": getattr(args, "directions", "both"),
         "judge_on": getattr(args, "judge_on", "original"),

@@ -72,6 +72,14 @@ def check_program_options(args: argparse.Namespace, spec: TaskSpec) -> None:
         raise InputError(
             f"is an ablation of CE-Judge; --method {args.method} has no such stage", field=ablated[0]
         )
+    if getattr(args, "reference", False) and not (
+        graded_run(args, spec) and getattr(args, "judgment", "graded") == "graded"
+    ):
+        raise InputError(
+            f"needs CE-Judge's graded judgment of a pairwise task; task '{spec.name}' with --method "
+            f"{args.method} --judgment {getattr(args, 'judgment', 'graded')} has no grades to give it to",
+            field="--reference",
+        )
     if getattr(args, "language_check", None) is not None and not language_checked(args, spec):
         raise InputError(
             f"task '{spec.name}' with --method {args.method} has no response-language check (CE-Judge on a "
@@ -123,6 +131,7 @@ def run_identity(
         # Only CE-Judge's pairwise judge has a graded judgment; other runs record None.
         "judgment": getattr(args, "judgment", None) if graded_run(args, spec) else None,
         "grade_margin": getattr(args, "grade_margin", None) if graded_run(args, spec) else None,
+        "reference": bool(getattr(args, "reference", False)) if graded_run(args, spec) else None,
         "translator": args.translator,
         # The ablations: None for methods without CE-Judge's stages (see check_program_options).
         "concepts": not args.no_concepts if cejudge else None,

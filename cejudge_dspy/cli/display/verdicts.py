@@ -182,6 +182,10 @@ def grade_lines(result: JudgeResult, item: Item | None = None) -> list[Text]:
     """One line per response grade (`A ("9") graded alone: no, expected grade 0.12`), and why the
     orders ran when they did."""
     lines = []
+    if reference := result.details.get("reference"):
+        answer = reference.get("answer")
+        said = f'"{answer}"' if answer else f"none ({reference.get('error')})"
+        lines.append(Text(f"  the judge's own answer, written first: {said}", style="dim"))
     for name, grade in result.grades.items():
         said = grade.label if grade.label is not None else f"no grade ({grade.error})"
         value = f", expected grade {grade.p_value:.2f}" if grade.p_value is not None else ""

@@ -43,6 +43,7 @@ def cejudge_program(
     tie_band: float = DEFAULT_TIE_BAND,
     judgment: Judgment = "graded",
     grade_margin: float = DEFAULT_GRADE_MARGIN,
+    reference: bool = False,
     language_check: bool = True,
     likelihood_check: bool = True,
     concepts: bool = True,
@@ -61,6 +62,7 @@ def cejudge_program(
             tie_band=tie_band,
             judgment=judgment,
             grade_margin=grade_margin,
+            reference=reference,
             **ablations,
         )
     return PointwiseJudge(

@@ -24,7 +24,7 @@ from cejudge_dspy.methods.cejudge.graded import (
 )
 from cejudge_dspy.methods.cejudge.program import CEJudgeProgram
 from cejudge_dspy.methods.cejudge.program import unparsed_prediction as _unparsed
-from cejudge_dspy.methods.cejudge.stages import GradeJudgment, VerdictJudgment
+from cejudge_dspy.methods.cejudge.stages import GradeJudgment, GradeWithReference, Reference, VerdictJudgment
 from cejudge_dspy.methods.cejudge.understanding import Understanding, findings
 from cejudge_dspy.methods.readings import (
     check_decision,
@@ -62,6 +62,7 @@ class PairwiseJudge(CEJudgeProgram):
         tie_band: float = DEFAULT_TIE_BAND,
         judgment: Judgment = "graded",
         grade_margin: float = DEFAULT_GRADE_MARGIN,
+        reference: bool = False,
         **ablations: Any,
     ) -> None:
         super().__init__(task, translator, **ablations)
@@ -76,7 +77,10 @@ class PairwiseJudge(CEJudgeProgram):
         self.tie_band = check_tie_band(tie_band)
         self.judgment = judgment
         self.grade_margin = float(grade_margin)
-        self.grade = GradeJudgment()
+        # With a reference the grades also see the judge's own short answer to the instruction, written
+        # first: a small judge that does not work out "6 x 4" while grading "20" does when answering it.
+        self.reference = Reference() if reference and judgment == "graded" else None
+        self.grade = GradeWithReference() if self.reference else GradeJudgment()
         self.judge = VerdictJudgment()
 
     async def aforward(
@@ -90,20 +94,26 @@ class PairwiseJudge(CEJudgeProgram):
         # Both responses ask for the instruction's concepts and English; the second request is shared.
         n_orders = 2 if self.orders == "both" else 1
         expected = 2 * self._calls_to_understand(language, language) + (2 if graded else n_orders)
+        expected += 1 if self.reference else 0
         with collecting(usage, expected_calls=expected):
             try:
-                # Each response's checklists start as soon as its own concepts and translation are in.
-                seen_a, seen_b = await asyncio.gather(
+                # Each response's checklists start as soon as its own concepts and translation are in;
+                # the reference answer needs only the instruction.
+                seen_a, seen_b, reference = await asyncio.gather(
                     self._understand(instruction, a, language, language, "A"),
                     self._understand(instruction, b, language, language, "B"),
+                    self._reference(instruction),
                 )
             except StageFailure as failure:
                 return _unparsed("pairwise", failure, usage=usage)
             found = findings(usage, a=seen_a, b=seen_b)
+            if self.reference:
+                found["details"] = {"reference": reference}
             grades: dict[str, GradeResult] = {}
             if graded:
                 grade_a, grade_b = await asyncio.gather(
-                    self._grade(seen_a, "A", language), self._grade(seen_b, "B", language)
+                    self._grade(seen_a, "A", language, reference),
+                    self._grade(seen_b, "B", language, reference),
                 )
                 grades = {"a": grade_a, "b": grade_b}
                 call = graded_call(grade_a, grade_b, self.grade_margin)
@@ -153,10 +163,24 @@ class PairwiseJudge(CEJudgeProgram):
         )
         return decide(result, self.decision).to_prediction()
 
-    async def _grade(self, seen: Understanding, which: str, language: str) -> GradeResult:
+    async def _reference(self, instruction: str) -> dict[str, str | None]:
+        """The judge's own answer to the instruction (`reference=True`), for both grades. One that cannot
+        be parsed is recorded with its reason, and the grades read "none" in its place."""
+        if self.reference is None:
+            return {}
+        try:
+            pred = await self.reference.acall(task=self.spec.task, instruction=instruction)
+        except StageFailure as failure:
+            return {"answer": None, "error": failure.reason}
+        return {"answer": pred.reference, "error": None}
+
+    async def _grade(
+        self, seen: Understanding, which: str, language: str, reference: dict[str, str | None]
+    ) -> GradeResult:
         """One response graded on its own, on the untranslated texts (or, ablated, the English ones),
-        with its checklist."""
+        with its checklist (and the reference answer, when there is one)."""
         shown = self._shown(seen, language, language)
+        given = {"reference": reference.get("answer") or "none"} if self.reference else {}
         try:
             pred = await about(
                 which,
@@ -166,6 +190,7 @@ class PairwiseJudge(CEJudgeProgram):
                     instruction=shown["instruction"],
                     response=shown["response"],
                     checklist=seen.checklist,
+                    **given,
                 ),
             )
         except StageFailure as failure:

@@ -161,3 +161,37 @@ class GradeResponse(dspy.Signature):
         desc="yes: it does what is asked; partly: with a real flaw; no: it does not."
     )
     feedback: str = dspy.OutputField(desc="One or two sentences naming what decided the grade.")
+
+
+class ReferenceAnswer(dspy.Signature):
+    """Answer the instruction yourself, briefly, so that responses to it can be checked against your answer.
+
+    Where the instruction has one right answer (a fact, a number, a calculation, a translation), give that
+    answer. Where it asks for something longer (an essay, a story, code), say in one or two sentences what a
+    correct response must contain instead of writing it. Keep it short."""
+
+    task: str = dspy.InputField(desc=TASK_DESC)
+    instruction: str = dspy.InputField(desc="The instruction, untranslated.")
+    reference: str = dspy.OutputField(desc="Your short answer, or what a correct response must contain.")
+
+
+class GradeAgainstReference(dspy.Signature):
+    """Decide whether one response does what the instruction asks, using its checklist and a reference answer.
+
+    The instruction and the response are given in their original languages; read them as written. The
+    reference answer was written by the judge before reading any response: where the instruction has one
+    right answer, a response that disagrees with the reference is most likely wrong. The checklist's
+    questions point at what to look at; answer them for yourself, then decide. A response that is wrong,
+    off-topic, refuses, or is in the wrong language does not do what is asked. Judge this response on its
+    own: no other response is shown, and how long or polite it is does not matter."""
+
+    task: str = dspy.InputField(desc=TASK_DESC)
+    criteria: str = dspy.InputField(desc="What a good response does, as declared by the task.")
+    instruction: str = dspy.InputField(desc="The instruction, untranslated.")
+    reference: str = dspy.InputField(desc="The judge's own short answer to the instruction.")
+    response: str = dspy.InputField(desc="The response to grade, untranslated.")
+    checklist: list[str] = dspy.InputField(desc="Evaluation questions for this response.")
+    fulfils: Literal["yes", "partly", "no"] = dspy.OutputField(
+        desc="yes: it does what is asked; partly: with a real flaw; no: it does not."
+    )
+    feedback: str = dspy.OutputField(desc="One or two sentences naming what decided the grade.")

@@ -1,4 +1,5 @@
-"""CE-Judge's stages: concepts, translation, the two checklist directions and the two judgments.
+"""CE-Judge's stages: concepts, translation, the two checklist directions, the judgments and the
+optional reference answer of the graded judgment.
 
 Class names are what the stage does and appear in records (usage per stage, `error_stage`); the
 attribute names the judges give them key the saved program JSON.
@@ -80,6 +81,27 @@ class GradeJudgment(Stage):
     def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
         if pred.fulfils not in ("yes", "partly", "no"):
             raise ValueError(f"grade {pred.fulfils!r} is not yes, partly or no")
+        return pred
+
+
+class GradeWithReference(GradeJudgment):
+    """The graded judgment with the judge's own reference answer beside the response (`reference=True`)."""
+
+    signature = sig.GradeAgainstReference
+
+
+class Reference(Stage):
+    """The judge's own short answer to the instruction, written before it reads any response."""
+
+    signature = sig.ReferenceAnswer
+    label = "reference answer"
+    # A one-line answer or a sentence or two on what a long answer must contain.
+    max_tokens = 96
+
+    def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
+        if not isinstance(pred.reference, str) or not pred.reference.strip():
+            raise ValueError("empty reference answer")
+        pred.reference = pred.reference.strip()
         return pred
 
 
