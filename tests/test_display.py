@@ -3,6 +3,8 @@ run tables whose counts add up."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from rich.console import Console
 
@@ -154,7 +156,6 @@ def test_the_caption_explains_the_position_numbers() -> None:
 
 
 def test_a_probability_verdict_says_when_the_orders_disagree() -> None:
-    from dataclasses import replace
 
     from cejudge_dspy.results import Argmax, Probabilities
 
@@ -197,3 +198,8 @@ def test_a_graded_verdict_shows_each_grade_and_says_no_order_was_shown() -> None
     assert 'B ("London") graded alone: no, expected grade 0.10' in shown
     assert "p(A) 0.900 = 0.5 + (expected grade A - B) / 2" in shown and "shown first" not in shown
     assert "Feedback (each response graded on its own)" in shown
+    assert "own answer" not in shown
+    with_reference = replace(result, details={"reference": {"answer": "Paris", "error": None}})
+    assert 'the judge\'s own answer, written first: "Paris"' in text(verdict_panel(with_reference, CHAT))
+    failed = replace(result, details={"reference": {"answer": None, "error": "empty reference answer"}})
+    assert "written first: none (empty reference answer)" in text(verdict_panel(failed, CHAT))

@@ -270,7 +270,17 @@ def test_a_graded_pairwise_item_shows_each_response_s_grade(browser: Any, tmp_pa
     ]
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     run = tmp_path / "run"
-    args = ["evaluate", "--lm", "simulated:0", "--no-cache", "--task", "chat", "--data", str(data)]
+    args = [
+        "evaluate",
+        "--lm",
+        "simulated:0",
+        "--no-cache",
+        "--task",
+        "chat",
+        "--data",
+        str(data),
+        "--reference",
+    ]
     # In a subprocess: the browser fixture's event loop runs in this thread.
     cli = [sys.executable, "-c", "import sys; from cejudge_dspy.cli.app import main; sys.exit(main())"]
     done = subprocess.run(
@@ -284,6 +294,8 @@ def test_a_graded_pairwise_item_shows_each_response_s_grade(browser: Any, tmp_pa
         page.page.click(f'#items tr[data-id="{graded}"]')
         shown = page.page.inner_text("body").lower()  # headings are upper-cased by the page's CSS
         assert "grades (each response judged on its own)" in shown and "no order was shown" in shown
+        reference = next(r for r in records if r["id"] == graded)["result"]["details"]["reference"]["answer"]
+        assert f"the judge's own answer, written first: {reference}".lower() in " ".join(shown.split())
         assert not page.errors
     finally:
         page.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
+from cejudge_dspy.cli.display.answers import match_answers
 from cejudge_dspy.cli.display.rules import decision_rules_table, reliability_table, tie_band_table
 from cejudge_dspy.cli.display.tables import (
     compare_table,
@@ -14,7 +15,6 @@ from cejudge_dspy.cli.display.tables import (
     tasks_table,
 )
 from cejudge_dspy.cli.display.verdicts import (
-    match_answers,
     pairwise_verdict,
     pointwise_score,
     probability_line,

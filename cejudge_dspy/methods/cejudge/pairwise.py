@@ -2,7 +2,9 @@
 
 Each response's concepts, translation and checklists as for the pointwise judge; then, by default, a grade
 per response on its own (graded.py), and the pairwise judgment in both orders only where the grades do not
-separate the pair; `judgment="pairwise"` runs the paper's pairwise judgment on every pair.
+separate the pair; `judgment="pairwise"` runs the paper's pairwise judgment on every pair. With
+`reference=True` the judge first writes its own short answer to the instruction (reference-guided grading, as
+MT-Bench's judge does for maths), and both grades read it; the record keeps it under `details["reference"]`.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ class PairwiseJudge(CEJudgeProgram):
     `judgment="graded"` (default): each response is graded on its own with its checklist, and the
     pairwise judgment (both orders by default) decides only pairs whose grades do not separate (see
     graded.py). `judgment="pairwise"`: the paper's judgment, both responses shown at once, for every pair.
+    `reference=True` (graded only): both grades also read the judge's own short answer, written first.
     """
 
     mode = "pairwise"

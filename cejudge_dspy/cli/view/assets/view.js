@@ -330,6 +330,10 @@ function itemDetail(run, item, rec, res, row) {
     const by = (res.decided_by || {})[res.decision] || "";
     out.push(el("h3", { text: "Grades (each response judged on its own)" }),
       el("p", { class: "muted", text: by === "grades" ? "The grades decided this item: no order was shown." : "The grades did not separate the two: the pairwise judgment decided." }));
+    // --reference: the judge's own answer, written before it read either response; both grades saw it.
+    const ref = (res.details || {}).reference;
+    if (ref) out.push(el("p", { class: "reference" }, el("span", { class: "muted", text: "the judge's own answer, written first: " }),
+      ref.answer ? el("q", { text: ref.answer }) : el("span", { class: "muted", text: `none (${ref.error})` })));
     for (const [name, g] of grades)
       out.push(el("div", { class: "grade", "data-response": name },
         el("strong", { text: `${name.toUpperCase()}: ${g.label === null ? "no grade" : g.label}` }),
