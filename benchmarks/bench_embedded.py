@@ -85,6 +85,7 @@ def stage_of(system: str) -> str:
         ("fulfils", "grade"),
         ("verdict", "verdict"),
         ("score", "score"),
+        ("reference", "reference"),
     ):
         if field in outputs:
             return stage
