@@ -55,6 +55,8 @@ def _stage_of(system: str) -> str:
         return "grade"
     if "reference" in outputs:
         return "reference"
+    if "translation" in outputs:
+        return "reference_translation"
     for output, stage in CHECKEVAL_STAGES.items():
         if output in outputs:
             return stage
@@ -73,6 +75,7 @@ def default_rules() -> dict[str, Rule]:
         # Equal grades leave every pair to the pairwise judgment, as before grades existed.
         "grade": lambda i: {"fulfils": "yes", "feedback": "fb"},
         "reference": lambda i: {"reference": f"REF[{i['instruction'][:20]}]"},
+        "reference_translation": lambda i: {"translation": f"REF[{i['target_language']}: {i['text'][:20]}]"},
     }
 
 

@@ -8,7 +8,6 @@ import pytest
 from fakes import fake_lm, scripted_logprobs
 
 from cejudge_dspy import PairwiseJudge, PointwiseJudge
-from cejudge_dspy.cli.app import main
 from cejudge_dspy.language_check import check_language
 from cejudge_dspy.methods.cejudge.graded import graded_call
 from cejudge_dspy.probabilities import grade_value, graded_preference
@@ -171,51 +170,3 @@ def test_a_translation_in_the_wrong_language_gets_the_lowest_level_without_an_ll
         ).result
     assert judged.score == 5 and engine.stage_calls("score")  # the fake judge's score
     assert engine.stage_calls("score")[0].inputs["response_language"] == "English"
-
-
-def test_a_reference_answer_is_written_once_and_shown_to_both_grades() -> None:
-    lm, engine = fake_lm()
-    with dspy.context(lm=lm):
-        result = PairwiseJudge("chat", reference=True)(**PAIR).result
-    (call,) = engine.stage_calls("reference")
-    assert call.inputs["instruction"] == "Name a prime number."
-    grades = engine.stage_calls("grade")
-    assert len(grades) == 2 and {c.inputs["reference"] for c in grades} == {"REF[Name a prime number.]"}
-    assert result.details["reference"] == {"answer": "REF[Name a prime number.]", "error": None}
-    assert result.usage.by_stage["Reference"] == 1
-    assert JudgeResult.from_dict(result.to_dict()).details == result.details
-
-
-def test_an_unparsable_reference_is_recorded_and_the_grades_read_none() -> None:
-    lm, engine = fake_lm({"reference": lambda i: {"reference": "  "}})
-    with dspy.context(lm=lm):
-        result = PairwiseJudge("chat", reference=True)(**PAIR).result
-    assert result.ok and result.details["reference"]["answer"] is None
-    assert "empty reference answer" in result.details["reference"]["error"]
-    assert {c.inputs["reference"] for c in engine.stage_calls("grade")} == {"none"}
-
-
-def test_without_the_option_no_reference_is_written_or_shown() -> None:
-    lm, engine = fake_lm()
-    with dspy.context(lm=lm):
-        graded = PairwiseJudge("chat")(**PAIR).result
-        paper = PairwiseJudge("chat", judgment="pairwise", reference=True)(**PAIR).result
-    assert engine.stage_calls("reference") == [] and "reference" not in graded.details
-    assert all("reference" not in c.inputs for c in engine.stage_calls("grade"))
-    assert paper.grades == {} and "reference" not in paper.details  # no grades to give it to
-
-
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["--task", "literary", "--reference"],  # a pointwise task has no grades
-        ["--task", "chat", "--reference", "--judgment", "pairwise"],
-        ["--task", "chat", "--reference", "--method", "direct"],
-    ],
-)
-def test_a_reference_without_grades_to_give_it_to_is_one_line(
-    argv: list[str], capsys: pytest.CaptureFixture[str]
-) -> None:
-    code = main(["evaluate", *argv, "--lm", "simulated:0"])
-    err = capsys.readouterr().err.strip()
-    assert code != 0 and "\n" not in err and "--reference" in err

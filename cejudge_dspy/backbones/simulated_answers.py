@@ -42,6 +42,7 @@ def stage_of(system: str) -> str:
         ("verdict", "verdict"),
         ("fulfils", "grade"),
         ("reference", "reference"),
+        ("translation", "reference_translation"),
     ):
         if output in outputs:
             return stage
@@ -102,6 +103,8 @@ def answer(stage: str, inputs: dict[str, str]) -> dict[str, Any]:
     if stage == "reference":
         instruction = inputs.get("instruction", "")
         return {"reference": f"A short answer to '{_quote(instruction, _h(instruction))}'."}
+    if stage == "reference_translation":
+        return {"translation": f"[{inputs.get('target_language', '')}] {inputs.get('text', '')}"}
     if stage == "verdict":
         a, b = inputs.get("response_a", ""), inputs.get("response_b", "")
         # Prefer the response with the smaller digest: the same pick in both orders (position-consistent).

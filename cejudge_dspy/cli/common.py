@@ -93,9 +93,9 @@ def add_program_args(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--reference",
         action="store_true",
-        help="--judgment graded: the judge first writes its own short answer to the instruction, and each "
-        'response is graded beside it (one more LM call per pair; README, "The embedded judge on obvious '
-        'items")',
+        help="CE-Judge: the judge first writes its own short answer to the instruction (pairwise, --judgment "
+        "graded: both grades read it) or its own translation of the source (pointwise translation items: the "
+        'judgment reads it); one more LM call per item (README, "The embedded judge on obvious items")',
     )
     g.add_argument(
         "--program",

@@ -33,6 +33,14 @@ def graded_run(args: argparse.Namespace, spec: TaskSpec) -> bool:
     return args.method == "cejudge" and spec.mode == "pairwise"
 
 
+def referenced(args: argparse.Namespace, spec: TaskSpec) -> bool:
+    """Whether the run's program can take --reference: CE-Judge's graded pairwise judgment, or its
+    pointwise judge."""
+    if args.method != "cejudge":
+        return False
+    return spec.mode == "pointwise" or getattr(args, "judgment", "graded") == "graded"
+
+
 def check_options(args: argparse.Namespace) -> None:
     """Numeric flags out of range are one line each, before anything runs."""
     for flag, attr, low, what in _BOUNDS:
@@ -72,12 +80,11 @@ def check_program_options(args: argparse.Namespace, spec: TaskSpec) -> None:
         raise InputError(
             f"is an ablation of CE-Judge; --method {args.method} has no such stage", field=ablated[0]
         )
-    if getattr(args, "reference", False) and not (
-        graded_run(args, spec) and getattr(args, "judgment", "graded") == "graded"
-    ):
+    if getattr(args, "reference", False) and not referenced(args, spec):
         raise InputError(
-            f"needs CE-Judge's graded judgment of a pairwise task; task '{spec.name}' with --method "
-            f"{args.method} --judgment {getattr(args, 'judgment', 'graded')} has no grades to give it to",
+            f"needs CE-Judge with the graded judgment (pairwise) or a pointwise task; task '{spec.name}' "
+            f"with --method {args.method} --judgment {getattr(args, 'judgment', 'graded')} has no stage to "
+            "give it to",
             field="--reference",
         )
     if getattr(args, "language_check", None) is not None and not language_checked(args, spec):
@@ -131,7 +138,7 @@ def run_identity(
         # Only CE-Judge's pairwise judge has a graded judgment; other runs record None.
         "judgment": getattr(args, "judgment", None) if graded_run(args, spec) else None,
         "grade_margin": getattr(args, "grade_margin", None) if graded_run(args, spec) else None,
-        "reference": bool(getattr(args, "reference", False)) if graded_run(args, spec) else None,
+        "reference": bool(getattr(args, "reference", False)) if referenced(args, spec) else None,
         "translator": args.translator,
         # The ablations: None for methods without CE-Judge's stages (see check_program_options).
         "concepts": not args.no_concepts if cejudge else None,

@@ -69,13 +69,14 @@ class RunLockedError(CEJudgeError):
 # judgment (the release that records `judgment`): a CE-Judge run of a task that declares the check ran
 # it from then on, and not before. The translation-likelihood check came later still: a run without
 # `likelihood_check` did not run it. Local GGUF runs without `repeat_penalty` decoded with 1.1, the
-# default before it became the --repeat-penalty flag.
+# default before it became the --repeat-penalty flag. A run without `reference` wrote no reference answer or
+# translation (None where the program cannot take one).
 LATER_KEYS: dict[str, Any] = {
     "decision": "argmax",
     "tie_band": 0.0,
     "judgment": "pairwise",
     "grade_margin": None,
-    "reference": lambda run: False if run.get("judgment") == "graded" else None,
+    "reference": lambda run: False if run.get("judgment") == "graded" or _pointwise_cejudge(run) else None,
     "concepts": lambda run: True if _cejudge(run) else None,
     "directions": lambda run: "both" if _cejudge(run) else None,
     "judge_on": lambda run: "original" if _cejudge(run) else None,
@@ -97,6 +98,15 @@ def _checked(identity: dict[str, Any], flag: str) -> bool:
     except CEJudgeError:
         return False
     return _cejudge(identity) and spec.mode == "pointwise" and bool(getattr(spec, flag))
+
+
+def _pointwise_cejudge(identity: dict[str, Any]) -> bool:
+    """Whether the run is CE-Judge on a pointwise task (whose judge can take a reference)."""
+    try:
+        spec = load_task(str(identity.get("task")))
+    except CEJudgeError:
+        return False
+    return _cejudge(identity) and spec.mode == "pointwise"
 
 
 def identity_value(identity: dict[str, Any], key: str) -> Any:

@@ -71,5 +71,6 @@ def cejudge_program(
         decision=decision,
         language_check=language_check,
         likelihood_check=likelihood_check,
+        reference=reference,
         **ablations,
     )

@@ -1,21 +1,25 @@
 """CE-Judge's pointwise judge: a score on the task's scale for one response (e.g. a literary translation).
 
 concepts and English translations -> both checklists -> the judgment on the untranslated texts, after the
-checks that decide without an LLM judgment (checks.py).
+checks that decide without an LLM judgment (checks.py). With `reference=True`, and for an item whose
+response is in another language than its source (a translation), the judge first translates the source
+itself, and the judgment reads that reference beside the response; the record keeps it under
+`details["reference"]`.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import dspy
 
 from cejudge_dspy.items import require_text
-from cejudge_dspy.languages import normalize_language
+from cejudge_dspy.languages import language_name, normalize_language
 from cejudge_dspy.methods.cejudge.checks import translation_checks
 from cejudge_dspy.methods.cejudge.program import CEJudgeProgram
 from cejudge_dspy.methods.cejudge.program import unparsed_prediction as _unparsed
-from cejudge_dspy.methods.cejudge.stages import ScoreJudgment
+from cejudge_dspy.methods.cejudge.stages import ReferenceTranslation, ScoreJudgment, ScoreWithReference
 from cejudge_dspy.methods.cejudge.understanding import Understanding, findings
 from cejudge_dspy.methods.readings import check_decision, score_probabilities
 from cejudge_dspy.methods.stages import StageFailure
@@ -37,6 +41,7 @@ class PointwiseJudge(CEJudgeProgram):
         decision: Decision = "probability",
         language_check: bool = True,
         likelihood_check: bool = True,
+        reference: bool = False,
         **ablations: Any,
     ) -> None:
         super().__init__(task, translator, **ablations)
@@ -46,6 +51,10 @@ class PointwiseJudge(CEJudgeProgram):
         self.language_check = language_check
         self.likelihood_check = likelihood_check
         self.judge = ScoreJudgment()
+        # The judge's own translation of the source, read beside the response: on the embedded 1.5B
+        # backbone it tells a fluent translation that says something else from a faithful one (README).
+        self.reference = ReferenceTranslation() if reference else None
+        self.judge_with_reference = ScoreWithReference() if reference else None
 
     async def aforward(
         self, instruction: str, response: str, language: str = "en", response_language: str | None = None
@@ -67,17 +76,23 @@ class PointwiseJudge(CEJudgeProgram):
         )
         if decided is not None:
             return decide(decided, self.decision).to_prediction()
-        expected = self._calls_to_understand(language, response_language) + 1
+        translating = self.reference is not None and response_language != language
+        expected = self._calls_to_understand(language, response_language) + 1 + translating
         with collecting(usage, expected_calls=expected):
             try:
-                seen = await self._understand(instruction, response, language, response_language, "response")
+                seen, reference = await asyncio.gather(
+                    self._understand(instruction, response, language, response_language, "response"),
+                    self._reference(instruction, language, response_language),
+                )
             except StageFailure as failure:
                 return _unparsed("pointwise", failure, usage=usage)
             found = findings(usage, response=seen)
+            if reference:
+                checked = {**checked, "reference": reference}
             try:
-                pred = await self._score(seen, language, response_language)
+                pred = await self._score(seen, language, response_language, reference)
             except StageFailure as failure:
-                return _unparsed("pointwise", failure, **found)
+                return _unparsed("pointwise", failure, **found, details=checked)
         result = JudgeResult(
             mode="pointwise",
             status="ok",
@@ -90,12 +105,36 @@ class PointwiseJudge(CEJudgeProgram):
         )
         return decide(result, self.decision).to_prediction()
 
-    async def _score(self, seen: Understanding, language: str, response_language: str) -> dspy.Prediction:
-        """The judgment on the untranslated texts (or, ablated, the English ones) with the checklist."""
-        return await self.judge.acall(
-            task=self.spec.task,
-            criteria=self.spec.criteria,
-            scale=self.spec.scale,
-            checklist=seen.checklist,
+    async def _reference(self, source: str, language: str, response_language: str) -> dict[str, str | None]:
+        """The judge's own translation of the source (`reference=True`); {} when there is none to write (the
+        option is off, or the response is in the source's language). One that cannot be parsed is recorded
+        with its reason, and the judgment reads "none" in its place."""
+        if self.reference is None:
+            return {}
+        if response_language == language:
+            return {"answer": None, "error": "not a translation: the response is in the source's language"}
+        try:
+            pred = await self.reference.acall(
+                source_language=language_name(language),
+                target_language=language_name(response_language),
+                text=source,
+            )
+        except StageFailure as failure:
+            return {"answer": None, "error": failure.reason}
+        return {"answer": pred.translation, "error": None}
+
+    async def _score(
+        self, seen: Understanding, language: str, response_language: str, reference: dict[str, str | None]
+    ) -> dspy.Prediction:
+        """The judgment on the untranslated texts (or, ablated, the English ones) with the checklist (and the
+        judge's own translation, when it wrote one)."""
+        inputs = {
+            "task": self.spec.task,
+            "criteria": self.spec.criteria,
+            "scale": self.spec.scale,
+            "checklist": seen.checklist,
             **self._shown(seen, language, response_language),
-        )
+        }
+        if self.judge_with_reference is not None and reference.get("answer") is not None:
+            return await self.judge_with_reference.acall(reference=reference["answer"], **inputs)
+        return await self.judge.acall(**inputs)

@@ -195,3 +195,40 @@ class GradeAgainstReference(dspy.Signature):
         desc="yes: it does what is asked; partly: with a real flaw; no: it does not."
     )
     feedback: str = dspy.OutputField(desc="One or two sentences naming what decided the grade.")
+
+
+class TranslateForReference(dspy.Signature):
+    """Translate the source text into the target language yourself, faithfully and completely, so that a
+    translation of it can be checked against yours. Output only your translation."""
+
+    source_language: str = dspy.InputField(desc="The language of the source text.")
+    target_language: str = dspy.InputField(desc="The language to translate into.")
+    text: str = dspy.InputField(desc="The source text.")
+    translation: str = dspy.OutputField(desc="Your complete translation.")
+
+
+class PointwiseJudgmentWithReference(dspy.Signature):
+    """Judge one response against the instruction and give it a score on the task's scale.
+
+    The instruction and response are given in their original languages; judge them as written. A reference
+    translation, written by the judge before reading the response, is given: a response that says what the
+    reference says is faithful, whatever its wording; one that says something else has errors of meaning.
+    First answer the checklist items that are most useful for telling the quality of this response (at most
+    five), each briefly and grounded in the text. Then write concise feedback that weighs the strengths and
+    weaknesses against the criteria. Finally give the single score whose level description fits the response
+    best."""
+
+    task: str = dspy.InputField(desc=TASK_DESC)
+    criteria: str = dspy.InputField(desc="What a good response does, as declared by the task.")
+    scale: dict[int, str] = dspy.InputField(desc="Every score level with its description.")
+    instruction: str = dspy.InputField(desc="The instruction or source text, untranslated.")
+    reference: str = dspy.InputField(desc="The judge's own translation of the source text.")
+    response: str = dspy.InputField(desc="The response to judge, untranslated.")
+    checklist: list[str] = dspy.InputField(desc="Evaluation questions for this response.")
+    answers: list[str] = dspy.OutputField(
+        desc="Short answers to the most useful checklist items, each naming the item."
+    )
+    feedback: str = dspy.OutputField(desc="Concise feedback that justifies the score.")
+    score: int = dspy.OutputField(desc="One integer level from the scale.")
+    source_language: str = dspy.InputField(desc="The language of the instruction or source text.")
+    response_language: str = dspy.InputField(desc="The language the response must be written in.")

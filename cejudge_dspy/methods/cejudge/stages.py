@@ -118,6 +118,27 @@ class ScoreJudgment(Stage):
         return pred
 
 
+class ScoreWithReference(ScoreJudgment):
+    """The pointwise judgment with the judge's own translation of the source beside the response."""
+
+    signature = sig.PointwiseJudgmentWithReference
+
+
+class ReferenceTranslation(Stage):
+    """The judge's own translation of the source into the response's language, written before it reads the
+    response (the pointwise judge's `reference=True`)."""
+
+    signature = sig.TranslateForReference
+    label = "reference translation"
+    max_tokens = 256
+
+    def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
+        if not isinstance(pred.translation, str) or not pred.translation.strip():
+            raise ValueError("empty reference translation")
+        pred.translation = pred.translation.strip()
+        return pred
+
+
 class VerdictJudgment(Stage):
     signature = sig.PairwiseJudgment
     label = "verdict"

@@ -1,0 +1,127 @@
+"""--reference: the judge's own answer (pairwise, graded) or its own translation of the source (pointwise)
+written first and read by the judgment. Fake engines only."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import dspy
+import pytest
+from fakes import fake_lm
+
+from cejudge_dspy import PairwiseJudge, PointwiseJudge
+from cejudge_dspy.cli.app import main
+from cejudge_dspy.results import JudgeResult
+
+PAIR = {"instruction": "Name a prime number.", "response_a": "9", "response_b": "7"}
+TRANSLATION = {
+    "instruction": "Der Hund schläft.",
+    "response": "The dog sleeps.",
+    "language": "de",
+    "response_language": "en",
+}
+
+
+def test_a_reference_answer_is_written_once_and_shown_to_both_grades() -> None:
+    lm, engine = fake_lm()
+    with dspy.context(lm=lm):
+        result = PairwiseJudge("chat", reference=True)(**PAIR).result
+    (call,) = engine.stage_calls("reference")
+    assert call.inputs["instruction"] == "Name a prime number."
+    grades = engine.stage_calls("grade")
+    assert len(grades) == 2 and {c.inputs["reference"] for c in grades} == {"REF[Name a prime number.]"}
+    assert result.details["reference"] == {"answer": "REF[Name a prime number.]", "error": None}
+    assert result.usage.by_stage["Reference"] == 1
+    assert JudgeResult.from_dict(result.to_dict()).details == result.details
+
+
+def test_an_unparsable_reference_is_recorded_and_the_grades_read_none() -> None:
+    lm, engine = fake_lm({"reference": lambda i: {"reference": "  "}})
+    with dspy.context(lm=lm):
+        result = PairwiseJudge("chat", reference=True)(**PAIR).result
+    assert result.ok and result.details["reference"]["answer"] is None
+    assert "empty reference answer" in result.details["reference"]["error"]
+    assert {c.inputs["reference"] for c in engine.stage_calls("grade")} == {"none"}
+
+
+def test_without_the_option_no_reference_is_written_or_shown() -> None:
+    lm, engine = fake_lm()
+    with dspy.context(lm=lm):
+        graded = PairwiseJudge("chat")(**PAIR).result
+        paper = PairwiseJudge("chat", judgment="pairwise", reference=True)(**PAIR).result
+    assert engine.stage_calls("reference") == [] and "reference" not in graded.details
+    assert all("reference" not in c.inputs for c in engine.stage_calls("grade"))
+    assert paper.grades == {} and "reference" not in paper.details  # no grades to give it to
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--task", "chat", "--reference", "--judgment", "pairwise"],
+        ["--task", "chat", "--reference", "--method", "direct"],
+    ],
+)
+def test_a_reference_without_grades_to_give_it_to_is_one_line(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["evaluate", *argv, "--lm", "simulated:0"])
+    err = capsys.readouterr().err.strip()
+    assert code != 0 and "\n" not in err and "--reference" in err
+
+
+def test_a_pointwise_judge_reads_its_own_translation_of_the_source() -> None:
+    lm, engine = fake_lm()
+    with dspy.context(lm=lm):
+        result = PointwiseJudge("literary", reference=True, likelihood_check=False)(**TRANSLATION).result
+    (call,) = engine.stage_calls("reference_translation")
+    assert call.inputs == {
+        "source_language": "German",
+        "target_language": "English",
+        "text": "Der Hund schläft.",
+    }
+    (score,) = engine.stage_calls("score")
+    assert score.inputs["reference"] == "REF[English: Der Hund schläft.]" and result.score == 5
+    assert result.details["reference"] == {"answer": "REF[English: Der Hund schläft.]", "error": None}
+    assert result.usage.by_stage["ReferenceTranslation"] == 1
+
+
+def test_a_response_in_its_source_s_language_is_judged_without_a_reference() -> None:
+    lm, engine = fake_lm()
+    same = {**TRANSLATION, "response": "Der Hund schläft tief.", "response_language": "de"}
+    with dspy.context(lm=lm):
+        result = PointwiseJudge("literary", reference=True, likelihood_check=False, language_check=False)(
+            **same
+        ).result
+    assert engine.stage_calls("reference_translation") == []
+    assert "reference" not in engine.stage_calls("score")[0].inputs
+    assert result.ok and "not a translation" in result.details["reference"]["error"]
+
+
+def test_an_unparsable_reference_translation_leaves_the_plain_judgment() -> None:
+    lm, engine = fake_lm({"reference_translation": lambda i: {"translation": " "}})
+    with dspy.context(lm=lm):
+        result = PointwiseJudge("literary", reference=True, likelihood_check=False)(**TRANSLATION).result
+    assert "reference" not in engine.stage_calls("score")[0].inputs
+    assert result.ok and "empty reference translation" in result.details["reference"]["error"]
+
+
+def test_a_pointwise_run_records_the_reference_option(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "de-en.jsonl"  # the literary task reads the language pair from the file name
+    row = {
+        "id": "t1",
+        "source": TRANSLATION["instruction"],
+        "translation": TRANSLATION["response"],
+        "score": 6,
+    }
+    data.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    out = tmp_path / "run"
+    argv = ["evaluate", "--task", "literary", "--data", str(data), "--out", str(out), "--lm", "simulated:0"]
+    argv += ["--field", "id=id", "--field", "instruction=source", "--field", "response=translation"]
+    argv += ["--field", "label=score", "--bootstrap", "0", "--reference", "--likelihood-check", "off"]
+    assert main(argv) == 0, capsys.readouterr().err
+    record = json.loads((out / "results.jsonl").read_text().splitlines()[0])
+    assert record["result"]["details"]["reference"]["answer"] == "[English] Der Hund schläft."
+    assert json.loads((out / "run.json").read_text())["reference"] is True
