@@ -125,3 +125,18 @@ def test_a_pointwise_run_records_the_reference_option(
     record = json.loads((out / "results.jsonl").read_text().splitlines()[0])
     assert record["result"]["details"]["reference"]["answer"] == "[English] Der Hund schläft."
     assert json.loads((out / "run.json").read_text())["reference"] is True
+
+
+def test_the_panel_shows_the_judge_s_own_translation() -> None:
+    from rich.console import Console
+
+    from cejudge_dspy.cli.display import verdict_panel
+    from cejudge_dspy.tasks import load_task
+
+    lm, _ = fake_lm()
+    with dspy.context(lm=lm):
+        result = PointwiseJudge("literary", reference=True, likelihood_check=False)(**TRANSLATION).result
+    console = Console(width=200, record=True)
+    console.print(verdict_panel(result, load_task("literary")))
+    shown = console.export_text()
+    assert 'the judge\'s own translation, written first: "REF[English: Der Hund schläft.]"' in shown

@@ -33,7 +33,7 @@ def verdict_panel(
     if result.mode == "pairwise":
         parts: list[Any] = [*pairwise_verdict(result, item), Text("")]
     else:
-        parts = [pointwise_score(result, spec), Text("")]
+        parts = [pointwise_score(result, spec), *reference_line(result, "translation"), Text("")]
     if (line := probability_line(result)) is not None:
         parts[-1:-1] = [line]
     feedback_from = " (A shown first)" if result.mode == "pairwise" and len(result.orders) > 1 else ""
@@ -180,11 +180,7 @@ def pairwise_verdict(result: JudgeResult, item: Item | None = None) -> list[Text
 def grade_lines(result: JudgeResult, item: Item | None = None) -> list[Text]:
     """One line per response grade (`A ("9") graded alone: no, expected grade 0.12`), and why the
     orders ran when they did."""
-    lines = []
-    if reference := result.details.get("reference"):
-        answer = reference.get("answer")
-        said = f'"{answer}"' if answer else f"none ({reference.get('error')})"
-        lines.append(Text(f"  the judge's own answer, written first: {said}", style="dim"))
+    lines = reference_line(result, "answer")
     for name, grade in result.grades.items():
         said = grade.label if grade.label is not None else f"no grade ({grade.error})"
         value = f", expected grade {grade.p_value:.2f}" if grade.p_value is not None else ""
@@ -194,6 +190,16 @@ def grade_lines(result: JudgeResult, item: Item | None = None) -> list[Text]:
             Text("  the grades do not separate the two, so the pairwise judgment decided:", style="dim")
         )
     return lines
+
+
+def reference_line(result: JudgeResult, what: str) -> list[Text]:
+    """`the judge's own answer, written first: "24"` for a --reference run (none for others)."""
+    reference = result.details.get("reference")
+    if not reference:
+        return []
+    answer = reference.get("answer")
+    said = f'"{answer}"' if answer else f"none ({reference.get('error')})"
+    return [Text(f"  the judge's own {what}, written first: {said}", style="dim")]
 
 
 def pointwise_score(result: JudgeResult, spec: TaskSpec) -> Text:

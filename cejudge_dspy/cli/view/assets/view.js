@@ -324,16 +324,19 @@ function itemDetail(run, item, rec, res, row) {
   const lists = Object.keys(res.checklists || {});
   if (lists.length) out.push(el("h3", { text: "Checklists" }), el("div", { class: lists.length > 1 ? "cols" : "" }, lists.map((name) => checklistBlock(name, res))));
 
+  // --reference: the judge's own answer (pairwise) or translation (pointwise), written before it read the
+  // response(s); the grades or the judgment read it.
+  const ref = (res.details || {}).reference;
+  if (ref) out.push(el("p", { class: "reference" },
+    el("span", { class: "muted", text: `the judge's own ${res.mode === "pairwise" ? "answer" : "translation"}, written first: ` }),
+    ref.answer ? el("q", { text: ref.answer }) : el("span", { class: "muted", text: `none (${ref.error})` })));
+
   const grades = Object.entries(res.grades || {});
   if (grades.length) {
     // The graded judgment: each response judged alone; the orders below ran only if the grades tied.
     const by = (res.decided_by || {})[res.decision] || "";
     out.push(el("h3", { text: "Grades (each response judged on its own)" }),
       el("p", { class: "muted", text: by === "grades" ? "The grades decided this item: no order was shown." : "The grades did not separate the two: the pairwise judgment decided." }));
-    // --reference: the judge's own answer, written before it read either response; both grades saw it.
-    const ref = (res.details || {}).reference;
-    if (ref) out.push(el("p", { class: "reference" }, el("span", { class: "muted", text: "the judge's own answer, written first: " }),
-      ref.answer ? el("q", { text: ref.answer }) : el("span", { class: "muted", text: `none (${ref.error})` })));
     for (const [name, g] of grades)
       out.push(el("div", { class: "grade", "data-response": name },
         el("strong", { text: `${name.toUpperCase()}: ${g.label === null ? "no grade" : g.label}` }),
