@@ -69,7 +69,10 @@ WARM_UP = {
     },
 }
 CONFIGS: dict[str, dict[str, Any]] = {
-    "before": {"lm": {"prompt_cache_bytes": 0}, "program": {"judgment": "pairwise", "language_check": False}},
+    "before": {
+        "lm": {"prompt_cache_bytes": 0},
+        "program": {"judgment": "pairwise", "language_check": False, "reference": False},
+    },
     "after": {"lm": {}, "program": {}},
 }
 _OUTPUTS = re.compile(r"`(\w+)`")

@@ -50,8 +50,10 @@ def test_pointwise_flow_translates_for_checklists_but_judges_originals() -> None
     )
     assert pred.checklists["response"] == ["r2i about The dog sleeps.?", "i2r about EN[Der Hund schläft.]?"]
     assert pred.translations == {"instruction": "EN[Der Hund schläft.]"}
-    # 2 concepts + 1 translation + 2 checklists + 1 judgment.
-    assert pred.usage.calls == 6 and len(engine.calls) == 6
+    # ... and, by default, the judge's own translation of the source into English.
+    assert judge.inputs["reference"] == "REF[English: Der Hund schläft.]"
+    # 2 concepts + 1 translation + 2 checklists + 1 reference translation + 1 judgment.
+    assert pred.usage.calls == 7 and len(engine.calls) == 7
 
 
 def test_pairwise_both_orders_share_checklists_and_instruction_work() -> None:
@@ -126,8 +128,10 @@ def test_shared_work_across_items_computes_the_instruction_once() -> None:
             judge, lm, instruction="The dog sleeps.", response=response, language="en", response_language="de"
         )
     assert [c.inputs["text"] for c in engine.stage_calls("concepts")].count("The dog sleeps.") == 1
-    # Second item: concepts(instruction) reused; i2r depends on response concepts so it is new.
-    assert pred.usage.reused == 1 and pred.usage.calls == 5
+    # Second item: concepts(instruction) and the reference translation of the source reused; i2r depends on
+    # response concepts so it is new.
+    assert [c.inputs["text"] for c in engine.stage_calls("reference_translation")] == ["The dog sleeps."]
+    assert pred.usage.reused == 2 and pred.usage.calls == 5
 
 
 def test_unparseable_judgment_is_an_explicit_outcome_after_one_retry() -> None:

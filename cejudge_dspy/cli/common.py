@@ -92,10 +92,12 @@ def add_program_args(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--reference",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
+        default=None,
         help="CE-Judge: the judge first writes its own short answer to the instruction (pairwise, --judgment "
         "graded: both grades read it) or its own translation of the source (pointwise translation items: the "
-        'judgment reads it); one more LM call per item (README, "The embedded judge on obvious items")',
+        "judgment reads it); one more LM call per item. Default: on for pointwise, off for pairwise (README, "
+        '"The embedded judge on obvious items")',
     )
     g.add_argument(
         "--program",
@@ -203,7 +205,7 @@ def program_options(args: argparse.Namespace) -> dict[str, Any]:
         "tie_band": getattr(args, "tie_band", DEFAULT_TIE_BAND),
         "judgment": getattr(args, "judgment", "graded"),
         "grade_margin": getattr(args, "grade_margin", DEFAULT_GRADE_MARGIN),
-        "reference": getattr(args, "reference", False),
+        "reference": getattr(args, "reference", None),
         "concepts": not getattr(args, "no_concepts", False),
         "directions": getattr(args, "directions", "both"),
         "judge_on": getattr(args, "judge_on", "original"),

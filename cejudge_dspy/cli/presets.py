@@ -34,7 +34,7 @@ class Preset:
 PRESETS: dict[str, Preset] = {
     # The paper's released code: one call per stage, the pairwise judgment shown once with the better
     # response first and its written answer parsed (the argmax), Google Translate, no language or
-    # likelihood check (pointwise tasks that declare them),
+    # likelihood check (pointwise tasks that declare them), no reference translation (pointwise tasks),
     # the hand-written prompts, accuracy with an unparsed answer counted wrong.
     "paper": Preset(
         options={
@@ -45,7 +45,7 @@ PRESETS: dict[str, Preset] = {
             "program": "base",
         },
         headline="strict",
-        pointwise_options={"language_check": "off", "likelihood_check": "off"},
+        pointwise_options={"language_check": "off", "likelihood_check": "off", "reference": False},
     ),
 }
 _UNSET = object()
@@ -56,6 +56,7 @@ def _applicable(preset: Preset, spec: TaskSpec) -> dict[str, Any]:
     has = {
         "language_check": spec.check_response_language,
         "likelihood_check": spec.check_translation_likelihood,
+        "reference": spec.mode == "pointwise",
     }
     return {**preset.options, **{d: v for d, v in preset.pointwise_options.items() if has.get(d, False)}}
 
@@ -66,8 +67,8 @@ def add_preset_arg(p: argparse.ArgumentParser) -> None:
         default=None,
         choices=tuple(PRESETS),
         help="paper: the CE-Judge paper's configuration (the task's paper declaration, the pairwise "
-        "judgment once per pair, Google Translate, the argmax rule, no language or likelihood check, strict "
-        "accuracy first); flags given explicitly win",
+        "judgment once per pair, Google Translate, the argmax rule, no language or likelihood check and no "
+        "reference translation, strict accuracy first); flags given explicitly win",
     )
     p.set_defaults(preset_parser=p)
 

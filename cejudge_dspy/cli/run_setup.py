@@ -41,6 +41,12 @@ def referenced(args: argparse.Namespace, spec: TaskSpec) -> bool:
     return spec.mode == "pointwise" or getattr(args, "judgment", "graded") == "graded"
 
 
+def reference_of(args: argparse.Namespace, spec: TaskSpec) -> bool:
+    """--reference / --no-reference, or the judge's default: on for pointwise, off for pairwise."""
+    chosen = getattr(args, "reference", None)
+    return spec.mode == "pointwise" if chosen is None else bool(chosen)
+
+
 def check_options(args: argparse.Namespace) -> None:
     """Numeric flags out of range are one line each, before anything runs."""
     for flag, attr, low, what in _BOUNDS:
@@ -80,12 +86,12 @@ def check_program_options(args: argparse.Namespace, spec: TaskSpec) -> None:
         raise InputError(
             f"is an ablation of CE-Judge; --method {args.method} has no such stage", field=ablated[0]
         )
-    if getattr(args, "reference", False) and not referenced(args, spec):
+    if getattr(args, "reference", None) is not None and not referenced(args, spec):
         raise InputError(
             f"needs CE-Judge with the graded judgment (pairwise) or a pointwise task; task '{spec.name}' "
             f"with --method {args.method} --judgment {getattr(args, 'judgment', 'graded')} has no stage to "
             "give it to",
-            field="--reference",
+            field="--reference" if args.reference else "--no-reference",
         )
     if getattr(args, "language_check", None) is not None and not language_checked(args, spec):
         raise InputError(
@@ -138,7 +144,7 @@ def run_identity(
         # Only CE-Judge's pairwise judge has a graded judgment; other runs record None.
         "judgment": getattr(args, "judgment", None) if graded_run(args, spec) else None,
         "grade_margin": getattr(args, "grade_margin", None) if graded_run(args, spec) else None,
-        "reference": bool(getattr(args, "reference", False)) if referenced(args, spec) else None,
+        "reference": reference_of(args, spec) if referenced(args, spec) else None,
         "translator": args.translator,
         # The ablations: None for methods without CE-Judge's stages (see check_program_options).
         "concepts": not args.no_concepts if cejudge else None,

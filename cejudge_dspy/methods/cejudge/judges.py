@@ -43,7 +43,7 @@ def cejudge_program(
     tie_band: float = DEFAULT_TIE_BAND,
     judgment: Judgment = "graded",
     grade_margin: float = DEFAULT_GRADE_MARGIN,
-    reference: bool = False,
+    reference: bool | None = None,
     language_check: bool = True,
     likelihood_check: bool = True,
     concepts: bool = True,
@@ -51,7 +51,8 @@ def cejudge_program(
     judge_on: JudgeOn = "original",
     **_: Any,
 ) -> dspy.Module:
-    """The `cejudge` method: the task's pairwise or pointwise CE-Judge (ablations: see program.py)."""
+    """The `cejudge` method: the task's pairwise or pointwise CE-Judge (ablations: see program.py).
+    `reference=None`: each judge's default (pointwise: the judge's own translation; pairwise: none)."""
     ablations = {"concepts": concepts, "directions": directions, "judge_on": judge_on}
     if spec.mode == "pairwise":
         return PairwiseJudge(
@@ -62,7 +63,7 @@ def cejudge_program(
             tie_band=tie_band,
             judgment=judgment,
             grade_margin=grade_margin,
-            reference=reference,
+            reference=bool(reference),
             **ablations,
         )
     return PointwiseJudge(
@@ -71,6 +72,6 @@ def cejudge_program(
         decision=decision,
         language_check=language_check,
         likelihood_check=likelihood_check,
-        reference=reference,
+        reference=True if reference is None else reference,
         **ablations,
     )

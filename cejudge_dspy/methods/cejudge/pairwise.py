@@ -172,7 +172,9 @@ class PairwiseJudge(CEJudgeProgram):
         if self.reference is None:
             return {}
         try:
-            pred = await self.reference.acall(task=self.spec.task, instruction=instruction)
+            pred = await self._shared(
+                "reference", self.reference, task=self.spec.task, instruction=instruction
+            )
         except StageFailure as failure:
             return {"answer": None, "error": failure.reason}
         return {"answer": pred.reference, "error": None}

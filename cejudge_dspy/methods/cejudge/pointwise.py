@@ -1,9 +1,9 @@
 """CE-Judge's pointwise judge: a score on the task's scale for one response (e.g. a literary translation).
 
 concepts and English translations -> both checklists -> the judgment on the untranslated texts, after the
-checks that decide without an LLM judgment (checks.py). With `reference=True`, and for an item whose
-response is in another language than its source (a translation), the judge first translates the source
-itself, and the judgment reads that reference beside the response; the record keeps it under
+checks that decide without an LLM judgment (checks.py). For an item whose response is in another language
+than its source (a translation), the judge first translates the source itself, and the judgment reads that
+reference beside the response (`reference=False` turns it off); the record keeps it under
 `details["reference"]`.
 """
 
@@ -41,7 +41,7 @@ class PointwiseJudge(CEJudgeProgram):
         decision: Decision = "probability",
         language_check: bool = True,
         likelihood_check: bool = True,
-        reference: bool = False,
+        reference: bool = True,
         **ablations: Any,
     ) -> None:
         super().__init__(task, translator, **ablations)
@@ -53,8 +53,10 @@ class PointwiseJudge(CEJudgeProgram):
         self.judge = ScoreJudgment()
         # The judge's own translation of the source, read beside the response: on the embedded 1.5B
         # backbone it tells a fluent translation that says something else from a faithful one (README).
-        self.reference = ReferenceTranslation() if reference else None
-        self.judge_with_reference = ScoreWithReference() if reference else None
+        # Not with judge_on="translated": that judgment reads both texts in English.
+        on = reference and self.judge_on == "original"
+        self.reference = ReferenceTranslation() if on else None
+        self.judge_with_reference = ScoreWithReference() if on else None
 
     async def aforward(
         self, instruction: str, response: str, language: str = "en", response_language: str | None = None
@@ -109,12 +111,13 @@ class PointwiseJudge(CEJudgeProgram):
         """The judge's own translation of the source (`reference=True`); {} when there is none to write (the
         option is off, or the response is in the source's language). One that cannot be parsed is recorded
         with its reason, and the judgment reads "none" in its place."""
-        if self.reference is None:
+        if self.reference is None or response_language == language:
             return {}
-        if response_language == language:
-            return {"answer": None, "error": "not a translation: the response is in the source's language"}
         try:
-            pred = await self.reference.acall(
+            # Shared like the source's concepts: several translations of one source need one reference.
+            pred = await self._shared(
+                "reference translation",
+                self.reference,
                 source_language=language_name(language),
                 target_language=language_name(response_language),
                 text=source,
