@@ -89,6 +89,7 @@ def stage_of(system: str) -> str:
         ("verdict", "verdict"),
         ("score", "score"),
         ("reference", "reference"),
+        ("translation", "reference translation"),
     ):
         if field in outputs:
             return stage
