@@ -53,10 +53,8 @@ class PointwiseJudge(CEJudgeProgram):
         self.judge = ScoreJudgment()
         # The judge's own translation of the source, read beside the response: on the embedded 1.5B
         # backbone it tells a fluent translation that says something else from a faithful one (README).
-        # Not with judge_on="translated": that judgment reads both texts in English.
-        on = reference and self.judge_on == "original"
-        self.reference = ReferenceTranslation() if on else None
-        self.judge_with_reference = ScoreWithReference() if on else None
+        self.reference = ReferenceTranslation() if reference else None
+        self.judge_with_reference = ScoreWithReference() if reference else None
 
     async def aforward(
         self, instruction: str, response: str, language: str = "en", response_language: str | None = None
@@ -78,8 +76,8 @@ class PointwiseJudge(CEJudgeProgram):
         )
         if decided is not None:
             return decide(decided, self.decision).to_prediction()
-        translating = self.reference is not None and response_language != language
-        expected = self._calls_to_understand(language, response_language) + 1 + translating
+        expected = self._calls_to_understand(language, response_language) + 1
+        expected += self._writes_reference(language, response_language)
         with collecting(usage, expected_calls=expected):
             try:
                 seen, reference = await asyncio.gather(
@@ -107,11 +105,16 @@ class PointwiseJudge(CEJudgeProgram):
         )
         return decide(result, self.decision).to_prediction()
 
+    def _writes_reference(self, language: str, response_language: str) -> bool:
+        """A reference translation only for a translation (the response in another language than the
+        source), and not under judge_on="translated", whose judgment reads both texts in English."""
+        return self.reference is not None and self.judge_on == "original" and response_language != language
+
     async def _reference(self, source: str, language: str, response_language: str) -> dict[str, str | None]:
-        """The judge's own translation of the source (`reference=True`); {} when there is none to write (the
-        option is off, or the response is in the source's language). One that cannot be parsed is recorded
-        with its reason, and the judgment reads "none" in its place."""
-        if self.reference is None or response_language == language:
+        """The judge's own translation of the source (`reference=True`); {} when there is none to write (see
+        `_writes_reference`). One that cannot be parsed is recorded with its reason, and the judgment is
+        made without it."""
+        if self.reference is None or not self._writes_reference(language, response_language):
             return {}
         try:
             # Shared like the source's concepts: several translations of one source need one reference.
