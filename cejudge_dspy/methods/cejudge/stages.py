@@ -15,6 +15,15 @@ from cejudge_dspy.methods.cejudge import signatures as sig
 from cejudge_dspy.methods.stages import Stage, clean_list
 
 
+def stripped_text(pred: dspy.Prediction, field: str, what: str) -> dspy.Prediction:
+    """A free-text output that must say something: stripped, or rejected as `empty <what>`."""
+    value = getattr(pred, field)
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"empty {what}")
+    setattr(pred, field, value.strip())
+    return pred
+
+
 class Concepts(Stage):
     signature = sig.ExtractConcepts
     label = "concepts"
@@ -45,10 +54,7 @@ class Translate(Stage):
     label = "translation to English"
 
     def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
-        if not isinstance(pred.english, str) or not pred.english.strip():
-            raise ValueError("empty translation")
-        pred.english = pred.english.strip()
-        return pred
+        return stripped_text(pred, "english", "translation")
 
 
 class ChecklistFromResponse(Stage):
@@ -99,10 +105,7 @@ class Reference(Stage):
     max_tokens = 96
 
     def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
-        if not isinstance(pred.reference, str) or not pred.reference.strip():
-            raise ValueError("empty reference answer")
-        pred.reference = pred.reference.strip()
-        return pred
+        return stripped_text(pred, "reference", "reference answer")
 
 
 class ScoreJudgment(Stage):
@@ -133,10 +136,7 @@ class ReferenceTranslation(Stage):
     max_tokens = 256
 
     def check(self, pred: dspy.Prediction, inputs: dict[str, Any]) -> dspy.Prediction:
-        if not isinstance(pred.translation, str) or not pred.translation.strip():
-            raise ValueError("empty reference translation")
-        pred.translation = pred.translation.strip()
-        return pred
+        return stripped_text(pred, "translation", "reference translation")
 
 
 class VerdictJudgment(Stage):
