@@ -32,7 +32,6 @@ import argparse
 import asyncio
 import json
 import os
-import re
 import tempfile
 import time
 from collections import defaultdict
@@ -41,6 +40,7 @@ from typing import Any
 
 import dspy
 
+from cejudge_dspy.backbones.simulated_answers import stage_of as simulated_stage
 from cejudge_dspy.backbones.spec import make_lm, preferred_adapter
 from cejudge_dspy.methods import build_program
 
@@ -75,27 +75,13 @@ CONFIGS: dict[str, dict[str, Any]] = {
     },
     "after": {"lm": {}, "program": {}},
 }
-_OUTPUTS = re.compile(r"`(\w+)`")
 
 
 def stage_of(system: str) -> str:
-    """The stage a request belongs to, from the output fields its system prompt names."""
-    head = system.split("All interactions", 1)[0]
-    outputs = _OUTPUTS.findall(head.split("Your output fields are:", 1)[-1])
-    for field, stage in (
-        ("concepts", "concepts"),
-        ("english", "translate"),
-        ("fulfils", "grade"),
-        ("verdict", "verdict"),
-        ("score", "score"),
-        ("reference", "reference"),
-        ("translation", "reference translation"),
-    ):
-        if field in outputs:
-            return stage
-    if "checklist" in outputs:
-        return "checklist r2i" if "`instruction_concepts`" in head else "checklist i2r"
-    return "other"
+    """The stage a request belongs to, read from the output fields its system prompt names as the
+    simulated backbone reads them, in words (`checklist r2i`, `reference translation`)."""
+    stage = simulated_stage(system)
+    return "other" if stage.startswith("other:") else stage.replace("_", " ")
 
 
 class Meter:
