@@ -140,3 +140,12 @@ def test_the_panel_shows_the_judge_s_own_translation() -> None:
     console.print(verdict_panel(result, load_task("literary")))
     shown = console.export_text()
     assert 'the judge\'s own translation, written first: "REF[English: Der Hund schläft.]"' in shown
+
+
+def test_runs_recorded_before_the_option_resume_only_without_a_reference() -> None:
+    from cejudge_dspy.evaluation.run_identity import identity_value
+
+    assert identity_value({"task": "literary", "method": "cejudge"}, "reference") is False
+    assert identity_value({"task": "chat", "method": "cejudge", "judgment": "graded"}, "reference") is False
+    assert identity_value({"task": "chat", "method": "cejudge", "judgment": "pairwise"}, "reference") is None
+    assert identity_value({"task": "literary", "method": "direct"}, "reference") is None

@@ -13,7 +13,7 @@ from typing import Any
 
 from cejudge_dspy.backbones import is_local
 from cejudge_dspy.errors import CEJudgeError
-from cejudge_dspy.tasks import load_task
+from cejudge_dspy.tasks import TaskSpec, load_task
 
 IDENTITY_FORMAT = 2
 # What changes a run's records. `shard` is part of a shard run's identity; `merge` compares all but it.
@@ -76,7 +76,9 @@ LATER_KEYS: dict[str, Any] = {
     "tie_band": 0.0,
     "judgment": "pairwise",
     "grade_margin": None,
-    "reference": lambda run: False if run.get("judgment") == "graded" or _pointwise_cejudge(run) else None,
+    "reference": lambda run: (
+        False if run.get("judgment") == "graded" or _pointwise_spec(run) is not None else None
+    ),
     "concepts": lambda run: True if _cejudge(run) else None,
     "directions": lambda run: "both" if _cejudge(run) else None,
     "judge_on": lambda run: "original" if _cejudge(run) else None,
@@ -90,23 +92,21 @@ def _cejudge(identity: dict[str, Any]) -> bool:
     return identity.get("method", "cejudge") == "cejudge"
 
 
+def _pointwise_spec(identity: dict[str, Any]) -> TaskSpec | None:
+    """The task of a CE-Judge run on a pointwise task (the judge with the checks and the reference
+    translation); None for any other run."""
+    try:
+        spec = load_task(str(identity.get("task")))
+    except CEJudgeError:
+        return None
+    return spec if _cejudge(identity) and spec.mode == "pointwise" else None
+
+
 def _checked(identity: dict[str, Any], flag: str) -> bool:
     """Whether the run's program has a pointwise check its task declares with `flag`
     (cli.run_setup.language_checked, likelihood_checked)."""
-    try:
-        spec = load_task(str(identity.get("task")))
-    except CEJudgeError:
-        return False
-    return _cejudge(identity) and spec.mode == "pointwise" and bool(getattr(spec, flag))
-
-
-def _pointwise_cejudge(identity: dict[str, Any]) -> bool:
-    """Whether the run is CE-Judge on a pointwise task (whose judge can take a reference)."""
-    try:
-        spec = load_task(str(identity.get("task")))
-    except CEJudgeError:
-        return False
-    return _cejudge(identity) and spec.mode == "pointwise"
+    spec = _pointwise_spec(identity)
+    return spec is not None and bool(getattr(spec, flag))
 
 
 def identity_value(identity: dict[str, Any], key: str) -> Any:
