@@ -149,3 +149,10 @@ def test_runs_recorded_before_the_option_resume_only_without_a_reference() -> No
     assert identity_value({"task": "chat", "method": "cejudge", "judgment": "graded"}, "reference") is False
     assert identity_value({"task": "chat", "method": "cejudge", "judgment": "pairwise"}, "reference") is None
     assert identity_value({"task": "literary", "method": "direct"}, "reference") is None
+
+
+def test_the_python_defaults_are_the_modes_defaults() -> None:
+    from cejudge_dspy.methods import reference_default
+
+    assert reference_default("pointwise") and PointwiseJudge("literary").reference is not None
+    assert not reference_default("pairwise") and PairwiseJudge("chat").reference is None

@@ -14,6 +14,7 @@ from typing import Any
 from cejudge_dspy.backbones import check_backbone, is_local
 from cejudge_dspy.cli.common import backbone_options, repeat_penalty
 from cejudge_dspy.errors import InputError
+from cejudge_dspy.methods import reference_default
 from cejudge_dspy.tasks import TaskSpec
 
 # (flag, attribute, smallest allowed value, what it is)
@@ -42,9 +43,9 @@ def referenced(args: argparse.Namespace, spec: TaskSpec) -> bool:
 
 
 def reference_of(args: argparse.Namespace, spec: TaskSpec) -> bool:
-    """--reference / --no-reference, or the judge's default: on for pointwise, off for pairwise."""
+    """--reference / --no-reference, or the judge's default (on for pointwise, off for pairwise)."""
     chosen = getattr(args, "reference", None)
-    return spec.mode == "pointwise" if chosen is None else bool(chosen)
+    return reference_default(spec.mode) if chosen is None else bool(chosen)
 
 
 def check_options(args: argparse.Namespace) -> None:

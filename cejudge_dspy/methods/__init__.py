@@ -2,7 +2,7 @@
 their shared stage machinery, and saved (tuned) programs. No files are written here except by
 `save_program`, nothing is printed, and no LM is chosen: the caller makes one current with `dspy.context`."""
 
-from cejudge_dspy.methods.cejudge import PairwiseJudge, PointwiseJudge
+from cejudge_dspy.methods.cejudge import PairwiseJudge, PointwiseJudge, reference_default
 from cejudge_dspy.methods.checkeval import CheckEvalJudge, Checklist
 from cejudge_dspy.methods.direct import DirectPairwiseJudge, DirectPointwiseJudge
 from cejudge_dspy.methods.formatting import memo_adapter
@@ -51,6 +51,7 @@ __all__ = [
     "program_identity",
     "quiet_history",
     "read_manifest",
+    "reference_default",
     "run_program",
     "run_program_identity",
     "save_program",

@@ -1,6 +1,11 @@
 """CE-Judge: concepts and translation -> two checklists per response -> judgment on the original texts."""
 
-from cejudge_dspy.methods.cejudge.judges import PairwiseJudge, PointwiseJudge, cejudge_program
+from cejudge_dspy.methods.cejudge.judges import (
+    PairwiseJudge,
+    PointwiseJudge,
+    cejudge_program,
+    reference_default,
+)
 from cejudge_dspy.methods.cejudge.program import CEJudgeProgram
 from cejudge_dspy.methods.cejudge.stages import (
     ChecklistFromInstruction,
@@ -27,5 +32,6 @@ __all__ = [
     "VerdictJudgment",
     "cejudge_program",
     "findings",
+    "reference_default",
     "translated_only",
 ]

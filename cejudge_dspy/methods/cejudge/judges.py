@@ -30,9 +30,16 @@ __all__ = [
     "PointwiseJudge",
     "cejudge_program",
     "check_decision",
+    "reference_default",
     "check_tie_band",
     "shown_first",
 ]
+
+
+def reference_default(mode: str) -> bool:
+    """Whether a CE-Judge judge writes its own reference unless told: the pointwise judge its own
+    translation of the source (measured to help on the embedded model), the pairwise one no answer."""
+    return mode == "pointwise"
 
 
 def cejudge_program(
@@ -52,8 +59,9 @@ def cejudge_program(
     **_: Any,
 ) -> dspy.Module:
     """The `cejudge` method: the task's pairwise or pointwise CE-Judge (ablations: see program.py).
-    `reference=None`: each judge's default (pointwise: the judge's own translation; pairwise: none)."""
+    `reference=None`: the mode's default (`reference_default`)."""
     ablations = {"concepts": concepts, "directions": directions, "judge_on": judge_on}
+    reference = reference_default(spec.mode) if reference is None else reference
     if spec.mode == "pairwise":
         return PairwiseJudge(
             spec,
@@ -63,7 +71,7 @@ def cejudge_program(
             tie_band=tie_band,
             judgment=judgment,
             grade_margin=grade_margin,
-            reference=bool(reference),
+            reference=reference,
             **ablations,
         )
     return PointwiseJudge(
@@ -72,6 +80,6 @@ def cejudge_program(
         decision=decision,
         language_check=language_check,
         likelihood_check=likelihood_check,
-        reference=True if reference is None else reference,
+        reference=reference,
         **ablations,
     )
