@@ -1,24 +1,28 @@
-"""The embedded judge's speed, before and after: one run, the same real items, two configurations.
+"""The embedded judge's speed, before and after: one run, the same real items, three configurations.
 
-    python benchmarks/bench_embedded.py                      # 4 pairwise + 3 pointwise items (~20 min idle)
+    python benchmarks/bench_embedded.py                      # 4 pairwise + 3 pointwise items (~25 min idle)
     python benchmarks/bench_embedded.py --pairwise 2 --pointwise 1 --json bench.json
-    python benchmarks/bench_embedded.py --variant directions=i2r   # a third column: today's with one option
+    python benchmarks/bench_embedded.py --variant directions=i2r   # another column: today's with one option
 
 `before` is the configuration the project shipped until this benchmark: the paper's pairwise judgment
-for every pair (both orders), no prompt-state cache, no response-language check. `after` is today's
-default: graded pairwise judgment (the pairwise judgment only as tie-breaker), the prompt-state cache
-(backbones/prefix_cache.py) with its on-disk store of stage prefixes (state_store.py), and the
-response-language and likelihood checks. Both run the same prompts otherwise (stage output budgets
-included), with DSPy's response cache off, interleaved item by item so that a change in machine load
-hits both alike. Items: the README's German example, then the first pairwise items of
-../shared/data/pairwise_en_dev.jsonl and translation items of translation_da_dev.jsonl.
+for every pair (both orders), the serial engine without a prompt-state cache, no response-language
+check. `after` is today's default: graded pairwise judgment (the pairwise judgment only as
+tie-breaker), the response-language and likelihood checks, the judge's own reference translation for
+pointwise items, and the batched engine (backbones/batch_engine.py: calls in flight decode together,
+finished sequences keep their prefixes, and an on-disk store holds one state per stage prefix).
+`serial` is today's program on the serial engine with its prompt-state cache (prefix_cache.py,
+state_store.py), the default until the batched engine: the difference between `serial` and `after` is
+what batching adds. All run the same prompts otherwise (stage output budgets included), with DSPy's
+response cache off, interleaved item by item so that a change in machine load hits all alike. Items:
+the README's German example, then the first pairwise items of ../shared/data/pairwise_en_dev.jsonl and
+translation items of translation_da_dev.jsonl.
 
 Every judgment runs on a fresh engine (nothing in RAM), as each `cejudge judge` is a new process. The
-store is this run's own (a temporary directory) and is warmed first by one untimed `after` judgment per
-task on an item outside the measured ones, as any earlier use of the package would have left it;
-`--cold` skips that, so the first measured item pays for the store.
+stores are this run's own (a temporary directory) and are warmed first by one untimed judgment per
+task and configuration on an item outside the measured ones, as any earlier use of the package would
+have left them; `--cold` skips that, so the first measured item pays for its store.
 
-`--variant KEY=VALUE` (repeatable) adds a third configuration: today's default with those program options
+`--variant KEY=VALUE` (repeatable) adds a configuration: today's default with those program options
 (the judges' keyword arguments, e.g. `directions=i2r`, `concepts=false`), judged in the same interleaving.
 
 Printed: per configuration and stage, calls, prompt tokens, prompt tokens llama.cpp actually
@@ -70,9 +74,11 @@ WARM_UP = {
 }
 CONFIGS: dict[str, dict[str, Any]] = {
     "before": {
-        "lm": {"prompt_cache_bytes": 0},
+        "lm": {"prompt_cache_bytes": 0, "parallel": 1},
         "program": {"judgment": "pairwise", "language_check": False, "reference": False},
     },
+    # Today's program on the serial engine (the default until the batched engine): what batching adds.
+    "serial": {"lm": {"parallel": 1}, "program": {}},
     "after": {"lm": {}, "program": {}},
 }
 
@@ -151,8 +157,10 @@ def run(
         if not items:
             continue
         programs = {n: build_program(task, "cejudge", **cfg["program"]) for n, cfg in configs.items()}
-        if not cold:
-            judge_fresh(programs["after"], WARM_UP[task], configs["after"]["lm"])
+        if not cold:  # every configuration with a store warms its own (the engines' formats differ)
+            for name, cfg in configs.items():
+                if name != "before":
+                    judge_fresh(programs[name], WARM_UP[task], cfg["lm"])
         for item in items:
             for name, cfg in configs.items():
                 pred, seconds, log = judge_fresh(programs[name], item, cfg["lm"])
@@ -217,13 +225,24 @@ def report(data: dict[str, Any]) -> None:
         for name in names[1:]:
             print(f"{kind:24} before {mean['before']:6.1f} s/item · {name} {mean[name]:6.1f} s/item · "
                   f"speed-up {mean['before'] / mean[name]:.2f}x (n = {len(by['before'])})")  # fmt: skip
-            same = sum(a[key] == b[key] for a, b in zip(by["before"], by[name], strict=True))
-            print(f"{'':24} {key}s unchanged {same}/{len(by['before'])}")
+            for base in ("before", "serial") if name not in ("before", "serial") else ("before",):
+                if base in by:
+                    print(f"{'':24} {agreement(by[base], by[name], key)} ({name} against {base})")
         if task == "chat":
             right = ", ".join(
                 f"{n} {sum(r['verdict'] == r['label'] for r in rs)}/{len(rs)}" for n, rs in by.items()
             )
             print(f"{'':24} right: {right}")
+
+
+def agreement(old: list[dict[str, Any]], new: list[dict[str, Any]], key: str) -> str:
+    """How many verdicts (or scores) two configurations share on the same items, and by how much scores
+    moved: faster must not mean different without saying so."""
+    pairs = list(zip(old, new, strict=True))
+    line = f"{key}s unchanged {sum(a[key] == b[key] for a, b in pairs)}/{len(pairs)}"
+    scores = [(a[key], b[key]) for a, b in pairs if isinstance(a[key], float) and isinstance(b[key], float)]
+    moved = [abs(x - y) for x, y in scores]
+    return line + (f", largest score change {max(moved):.2f}" if moved else "")
 
 
 def main() -> None:

@@ -600,10 +600,15 @@ def test_local_models_keep_stage_prefixes_on_disk_unless_told_not_to(
     monkeypatch.setattr(backbones, "_llama_cpp_installed", lambda: True)
     monkeypatch.setenv("CEJUDGE_PROMPT_STATES", str(tmp_path / "states"))
     path = fake_gguf(tmp_path / "model.gguf")
-    engine = make_lm(f"gguf:{path}", n_ctx=2048).engine
-    assert engine.prompt_state_dir is not None and engine.prompt_state_dir.parent == tmp_path / "states"
-    assert engine.prompt_state_dir.name.startswith(gguf_model_name(path).split("/")[1] + "-ctx2048-")
-    assert make_lm(f"gguf:{path}", prompt_states=False).engine.prompt_state_dir is None
-    assert make_lm(f"gguf:{path}", prompt_cache_bytes=0).engine.prompt_state_dir is None  # no cache, no store
+    name = gguf_model_name(path).split("/")[1]
+    for parallel, kind in ((1, "-ctx2048-"), (4, "-seq-ctx2048-")):  # whole-context or per-sequence states
+        engine = make_lm(f"gguf:{path}", n_ctx=2048, parallel=parallel).engine
+        assert engine.prompt_state_dir is not None and engine.prompt_state_dir.parent == tmp_path / "states"
+        assert engine.prompt_state_dir.name.startswith(name + kind)
+        assert make_lm(f"gguf:{path}", prompt_states=False, parallel=parallel).engine.prompt_state_dir is None
+        # No cache, no store.
+        assert (
+            make_lm(f"gguf:{path}", prompt_cache_bytes=0, parallel=parallel).engine.prompt_state_dir is None
+        )
     monkeypatch.setenv("CEJUDGE_PROMPT_STATES", "off")
     assert make_lm(f"gguf:{path}").engine.prompt_state_dir is None

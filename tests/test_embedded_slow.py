@@ -127,3 +127,29 @@ def test_a_new_process_starts_from_the_stored_prompt_prefix(
         fresh.engine.close()
     assert len(list(tmp_path.glob("*/*.npz"))) == 1  # one prefix family, stored once
     assert evaluated[0] == prompt > 100 and evaluated[1] <= 2  # the second read (almost) nothing
+
+
+def test_calls_in_flight_decode_together_on_the_real_model(lm: dspy.LM) -> None:
+    """The default engine batches concurrent calls (backbones/batch_engine.py): three questions asked at
+    once are answered right, and decode steps carried more than one sequence."""
+    import threading
+
+    questions = {
+        "What is 2 + 2? Answer with one number.": "4",
+        "What is the capital of France? Answer with one word.": "Paris",
+        "Is 7 a prime number? Answer yes or no.": "yes",
+    }
+    answers: dict[str, str] = {}
+
+    def ask(question: str) -> None:
+        (answers[question],) = lm(question, max_tokens=16)
+
+    threads = [threading.Thread(target=ask, args=(q,)) for q in questions]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for question, expected in questions.items():
+        assert expected.lower() in answers[question].lower(), (question, answers[question])
+    rows = lm.engine._scheduler.rows
+    assert any(n > 1 for n in rows), rows

@@ -29,11 +29,14 @@ from typing import Any
 
 import dspy
 
+from cejudge_dspy.backbones.batch_engine import DEFAULT_PARALLEL, BatchedLlamaEngine
 from cejudge_dspy.backbones.embedded import resolve_gguf
 from cejudge_dspy.backbones.gguf import StatusHook, check_gguf, prompt_state_dir
 from cejudge_dspy.backbones.llama_engine import DEFAULT_REPEAT_PENALTY, AsyncLlamaCppEngine, LlamaCppEngine
 from cejudge_dspy.backbones.prefix_cache import DEFAULT_PROMPT_CACHE_BYTES
 from cejudge_dspy.errors import BackboneError
+
+MAX_PARALLEL = 12  # sequences in flight; the engine keeps N_SEQ ids, two of them free for prefixes
 
 EXAMPLES = (
     "'embedded', 'gguf:/models/model.gguf', 'hosted_vllm/Qwen/Qwen2.5-7B-Instruct' with --api-base "
@@ -97,6 +100,7 @@ def make_lm(
     repeat_penalty: float = DEFAULT_REPEAT_PENALTY,
     prompt_cache_bytes: int = DEFAULT_PROMPT_CACHE_BYTES,
     prompt_states: bool = True,
+    parallel: int = DEFAULT_PARALLEL,
 ) -> dspy.LM:
     """Build the `dspy.LM` for a backbone spec; cheap (a local model loads on its first call).
 
@@ -107,6 +111,7 @@ def make_lm(
         raise _invalid(spec, "it is empty")
     spec = spec.strip()
     _check_repeat_penalty(spec, repeat_penalty)
+    _check_parallel(spec, parallel)
     common = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed, "cache": cache}
     if spec == "simulated" or spec.startswith("simulated:"):
         from cejudge_dspy.backbones.simulated import (
@@ -135,17 +140,35 @@ def make_lm(
         # shares with the same stage's earlier calls; 0 turns it off. `prompt_states` also keeps one state
         # per stage prefix on disk (state_store.py), so the next process starts with them read.
         name = gguf_model_name(path)
-        engine = LlamaCppEngine(
-            path,
-            n_ctx=n_ctx,
-            on_status=on_status,
-            constrained=constrained,
-            repeat_penalty=repeat_penalty,
-            prompt_cache_bytes=prompt_cache_bytes,
-            prompt_state_dir=prompt_state_dir(name, n_ctx)
-            if prompt_states and prompt_cache_bytes > 0
-            else None,
-        )
+        engine: LlamaCppEngine
+        if parallel > 1:
+            # Calls in flight decode together (batch_engine.py); finished sequences keep their prefixes
+            # in the KV cache, and the disk store holds per-sequence states (not interchangeable with
+            # the serial engine's whole-context ones, hence their own directory).
+            engine = BatchedLlamaEngine(
+                path,
+                parallel=parallel,
+                n_ctx=n_ctx,
+                on_status=on_status,
+                constrained=constrained,
+                repeat_penalty=repeat_penalty,
+                prompt_state_dir=prompt_state_dir(name + "-seq", n_ctx)
+                if prompt_states and prompt_cache_bytes > 0
+                else None,
+                reuse_prefixes=prompt_cache_bytes > 0,
+            )
+        else:
+            engine = LlamaCppEngine(
+                path,
+                n_ctx=n_ctx,
+                on_status=on_status,
+                constrained=constrained,
+                repeat_penalty=repeat_penalty,
+                prompt_cache_bytes=prompt_cache_bytes,
+                prompt_state_dir=prompt_state_dir(name, n_ctx)
+                if prompt_states and prompt_cache_bytes > 0
+                else None,
+            )
         # The decoding mode is part of the model name: DSPy's cache key sees the request, not the engine,
         # and grammar-constrained answers must never be served to an unconstrained run (or back).
         decoding = ("-grammar" if constrained else "") + (
@@ -194,6 +217,13 @@ def _check_repeat_penalty(spec: str, penalty: float) -> None:
         raise BackboneError(f"--repeat-penalty applies to local GGUF models only, not to '{spec}'; drop it")
 
 
+def _check_parallel(spec: str, parallel: Any) -> None:
+    if not isinstance(parallel, int) or isinstance(parallel, bool) or not 1 <= parallel <= MAX_PARALLEL:
+        raise BackboneError(f"--parallel must be a whole number from 1 to {MAX_PARALLEL}, got {parallel!r}")
+    if parallel != DEFAULT_PARALLEL and not is_local(spec):
+        raise BackboneError(f"--parallel applies to local GGUF models only, not to '{spec}'; drop it")
+
+
 def check_backbone(spec: str, *, api_base: str | None = None, **options: Any) -> None:
     """Raise the BackboneError `make_lm` would, without loading or assembling any model.
 
@@ -202,6 +232,7 @@ def check_backbone(spec: str, *, api_base: str | None = None, **options: Any) ->
     """
     if isinstance(spec, str) and spec.strip() == "embedded":
         _check_repeat_penalty("embedded", options.get("repeat_penalty", DEFAULT_REPEAT_PENALTY))
+        _check_parallel("embedded", options.get("parallel", DEFAULT_PARALLEL))
         if api_base:
             raise BackboneError("--api-base applies to HTTP backbones only, not to 'embedded'; drop it")
         if not _llama_cpp_installed():

@@ -15,7 +15,12 @@ from typing import Any
 
 import dspy
 
-from cejudge_dspy.backbones import DEFAULT_REPEAT_PENALTY, explain_backbone_error, use_backbone
+from cejudge_dspy.backbones import (
+    DEFAULT_PARALLEL,
+    DEFAULT_REPEAT_PENALTY,
+    explain_backbone_error,
+    use_backbone,
+)
 from cejudge_dspy.errors import CEJudgeError, InputError
 from cejudge_dspy.methods import auto_choice, run_program, run_program_identity
 from cejudge_dspy.probabilities import DEFAULT_GRADE_MARGIN, DEFAULT_TIE_BAND
@@ -46,6 +51,13 @@ def add_backbone_args(p: argparse.ArgumentParser) -> None:
         type=float,
         default=DEFAULT_REPEAT_PENALTY,
         help=f"local GGUF models: llama.cpp's repeat penalty (default {DEFAULT_REPEAT_PENALTY:g}; 1: off)",
+    )
+    g.add_argument(
+        "--parallel",
+        type=int,
+        default=DEFAULT_PARALLEL,
+        help=f"local GGUF models: calls decoded together in one batch (default {DEFAULT_PARALLEL}; "
+        "1: one at a time, the serial engine)",
     )
 
 
@@ -170,6 +182,7 @@ def backbone_options(args: argparse.Namespace) -> dict[str, Any]:
         **({"constrained": True} if args.constrained else {}),
         # Passed only when set: HTTP backbones refuse a sampler setting they do not have.
         **({"repeat_penalty": rp} if (rp := repeat_penalty(args)) != DEFAULT_REPEAT_PENALTY else {}),
+        **({"parallel": n} if (n := getattr(args, "parallel", DEFAULT_PARALLEL)) != DEFAULT_PARALLEL else {}),
     }
 
 

@@ -1,0 +1,88 @@
+"""What the batch scheduler (batch_scheduler.py) works with: a job (one completion), the runtime that
+evaluates tokens for it, and an optional store of prompt prefixes outside the KV cache."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+class Runtime(Protocol):
+    n_batch: int  # tokens one decode call may take
+    n_seq: int  # sequence ids 0..n_seq-1
+
+    def decode(self, entries: list[tuple[int, int, int, bool]]) -> int:
+        """Evaluate (token, position, sequence, wants logits) entries; 0 ok, 1 no room in the KV cache."""
+
+    def sample(self, sampler: Any, index: int) -> int:
+        """The token `sampler` picks from the logits of batch entry `index` (and records it)."""
+
+    def logits(self, index: int) -> Any: ...
+    def copy_prefix(self, src: int, dst: int, n: int) -> None: ...
+    def drop(self, seq: int) -> None: ...
+    def is_end(self, token: int) -> bool: ...
+    def detokenize(self, tokens: list[int], prev: list[int]) -> bytes: ...
+
+
+class Prefixes(Protocol):
+    """Prompt prefixes kept outside the KV cache (on disk, for the next process)."""
+
+    def longest(self, prompt: list[int]) -> tuple[int, Any]:
+        """How many leading tokens of `prompt` a kept prefix holds, and a key to restore it by."""
+
+    def restore(self, key: Any, seq: int) -> list[int] | None:
+        """Load the prefix into sequence `seq`; its tokens, or None when it could not be loaded."""
+
+    def offer(self, job: Job) -> None:
+        """A job's sequence holds exactly its prompt now: keep it if it starts a new prefix."""
+
+
+class NoRoom(RuntimeError):
+    """A single call needs more of the KV cache than there is."""
+
+
+@dataclass(eq=False)
+class Job:
+    """One completion: a prompt in, tokens out, under its own sampler (penalties keep per-job history)."""
+
+    prompt: list[int]
+    max_tokens: int
+    stop: list[str]
+    make_sampler: Callable[[], Any]
+    # A recorder is called with (input ids, logits) before each sampling, like a logits processor.
+    make_recorder: Callable[[], Any] | None = None
+    error: BaseException | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+
+    def __post_init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Start over (a job pushed out of a full KV cache runs again from its prompt)."""
+        self.sampler = self.make_sampler()
+        self.recorder = self.make_recorder() if self.make_recorder else None
+        self.generated: list[int] = []
+        self.kv: list[int] = []
+        self.seq = -1
+        self.reused = 0  # prompt tokens served by another sequence's prefix
+        self.text = b""
+        self.finish: str | None = None
+
+    @property
+    def evaluated(self) -> int:
+        return len(self.prompt) - self.reused
+
+    def todo(self) -> list[int]:
+        """Tokens to evaluate next: the rest of the prompt, or the token sampled last."""
+        return (self.prompt + self.generated)[len(self.kv) :]
+
+
+def common_prefix(a: list[int], b: list[int]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
