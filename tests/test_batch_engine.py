@@ -49,9 +49,10 @@ def assert_right(j: Job) -> None:
     assert (j.text, j.finish, j.generated) == (text, finish, tokens)
 
 
-def test_concurrent_jobs_answer_as_a_serial_decoder_does() -> None:
+@pytest.mark.parametrize("draft", [False, True])
+def test_concurrent_jobs_answer_as_a_serial_decoder_does(draft: bool) -> None:
     runtime = ToyRuntime(n_seq=6, n_batch=16)
-    scheduler = BatchScheduler(runtime, max_active=4)
+    scheduler = BatchScheduler(runtime, max_active=4, draft=draft)
     jobs = [
         job(p, max_tokens=5 + i * 3, stop=["zz"] if i % 3 == 0 else None) for i, p in enumerate(prompts(12))
     ]
@@ -79,9 +80,10 @@ def test_a_shared_prefix_is_read_once_and_kept_for_later_calls() -> None:
     scheduler.close()
 
 
-def test_a_full_cache_drops_kept_prefixes_then_restarts_the_newest_job() -> None:
+@pytest.mark.parametrize("draft", [False, True])
+def test_a_full_cache_drops_kept_prefixes_then_restarts_the_newest_job(draft: bool) -> None:
     runtime = ToyRuntime(n_seq=6, n_batch=8, capacity=90)
-    scheduler = BatchScheduler(runtime, max_active=3)
+    scheduler = BatchScheduler(runtime, max_active=3, draft=draft)
     jobs = [job(p, max_tokens=20) for p in prompts(8, seed=3)]
     run_all(scheduler, jobs)
     for j in jobs:
@@ -124,13 +126,14 @@ def test_closing_fails_waiting_jobs_and_refuses_new_ones() -> None:
 
 
 def test_top_logprobs_are_recorded_per_generated_token() -> None:
-    scheduler = BatchScheduler(ToyRuntime())
-    j = job([7, 8, 9], max_tokens=6, logprobs=True)
+    scheduler = BatchScheduler(ToyRuntime(), draft=True)  # drafts too: one record per sampled token
+    j = job([7, 8, 9], max_tokens=40, logprobs=True)
     run_all(scheduler, [j])
     content = j.recorder.content(lambda ids, prev: bytes(97 + t % 26 for t in ids), j.prompt)
     assert [c["token"] for c in content] == [chr(97 + t % 26) for t in j.generated[: len(content)]]
     assert len(content) >= len(j.generated) - 1
     assert all(c["top_logprobs"][0]["logprob"] == c["logprob"] for c in content)  # greedy: the top token
+    assert scheduler.accepted > 0  # some of those tokens came from drafts
     scheduler.close()
 
 
@@ -278,3 +281,31 @@ def test_without_reuse_every_prompt_is_read_whole_and_nothing_is_kept() -> None:
         assert j.reused == 0
     assert scheduler.kept() == {} and runtime.seqs == {}
     scheduler.close()
+
+
+def test_prompt_lookup_drafts_change_no_answer_and_save_decode_calls() -> None:
+    answers, calls = {}, {}
+    for draft in (False, True):
+        runtime = ToyRuntime(n_seq=6, n_batch=32)
+        scheduler = BatchScheduler(runtime, max_active=2, draft=draft)
+        jobs = [job(p, max_tokens=60) for p in prompts(6, seed=5)]
+        run_all(scheduler, jobs)
+        for j in jobs:
+            assert_right(j)  # kept drafts are exactly the greedy tokens; the rest left no trace
+        answers[draft], calls[draft] = [j.generated for j in jobs], len(runtime.batches)
+        if draft:
+            assert scheduler.drafted > scheduler.accepted > 0  # some guesses right, some wrong
+        scheduler.close()
+    assert answers[True] == answers[False]
+    assert calls[True] < calls[False]
+
+
+def test_lookup_drafts_follow_the_latest_earlier_occurrence() -> None:
+    from cejudge_dspy.backbones.batch_jobs import lookup_drafts
+
+    history = [4, 5, 6, 7, 8, 9, 1, 6, 7, 2, 3, 4, 5, 6, 7]
+    assert lookup_drafts(history, 3) == [8, 9, 1]  # "4 5 6 7" seen at the start: what followed it
+    history = [1, 6, 7, 8, 2, 9, 5, 6, 7, 8]
+    assert lookup_drafts(history, 2) == [2, 9]  # no 4-token match; "6 7 8" was followed by 2 9
+    assert lookup_drafts([1, 6, 7, 2, 9, 6, 7], 2) == []  # two tokens are too few to guess from
+    assert lookup_drafts([4, 4, 4, 4], 5) == [4]  # the overlapping occurrence just before the tail

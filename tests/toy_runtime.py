@@ -18,9 +18,9 @@ END = 0
 
 
 def next_token(tokens: list[int]) -> int:
-    """The toy model: a token from the last three, END once in a while."""
-    tail = tokens[-3:]
-    return (sum(tail) * 7 + len(tokens) * 3 + 1) % VOCAB
+    """The toy model: a token from the last one, shifted every 25 positions, so outputs run in short
+    cycles that prompt-lookup drafts guess right, until a shift makes a guess wrong; END once in a while."""
+    return (tokens[-1] * 7 + 3 + len(tokens) // 25) % VOCAB
 
 
 def reference(prompt: list[int], max_tokens: int, stop: list[str]) -> tuple[bytes, str, list[int]]:
@@ -105,6 +105,10 @@ class ToyRuntime:
 
     def drop(self, seq: int) -> None:
         self.seqs.pop(seq, None)
+
+    def trim(self, seq: int, n: int) -> None:
+        if seq in self.seqs:  # llama.cpp, too, takes a trim of a dropped sequence
+            del self.seqs[seq][n:]
 
     def is_end(self, token: int) -> bool:
         return token == END

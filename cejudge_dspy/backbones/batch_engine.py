@@ -80,12 +80,14 @@ class BatchedLlamaEngine(LlamaCppEngine):
         *,
         parallel: int = DEFAULT_PARALLEL,
         reuse_prefixes: bool = True,
+        draft: bool = False,
         runtime_factory: Any = None,
         **options: Any,
     ) -> None:
         super().__init__(model_path, **options)
         self.parallel = parallel
         self.reuse_prefixes = reuse_prefixes  # False: every prompt is read whole (make_lm's cache off)
+        self.draft = draft  # prompt-lookup drafts verified in the batch (batch_scheduler.py)
         self._runtime_factory = runtime_factory  # tests pass a toy model
         self._runtime: Any = None
         self._scheduler: BatchScheduler | None = None
@@ -109,7 +111,7 @@ class BatchedLlamaEngine(LlamaCppEngine):
             )
         prefixes = SequenceStates(runtime, self.prompt_state_dir) if self.prompt_state_dir else None
         self._scheduler = BatchScheduler(
-            runtime, max_active=self.parallel, prefixes=prefixes, reuse=self.reuse_prefixes
+            runtime, max_active=self.parallel, prefixes=prefixes, reuse=self.reuse_prefixes, draft=self.draft
         )
         self._runtime = runtime
         if self.on_status:

@@ -18,7 +18,12 @@ import contextlib
 import threading
 from collections import Counter, OrderedDict, deque
 
-from cejudge_dspy.backbones.batch_jobs import Job, NoRoom, Prefixes, Runtime, common_prefix
+from cejudge_dspy.backbones.batch_jobs import Job, NoRoom, Prefixes, Runtime, common_prefix, lookup_drafts
+
+# Drafts are verified only while at most this many jobs decode: each draft is another row of the batch,
+# and on 2 cores a step of 4 rows costs 1.7 steps of one (benchmarks/bench_embedded.py).
+DRAFT_JOBS = 2
+MAX_DRAFT = 8
 
 __all__ = ["BatchScheduler", "Job", "NoRoom"]
 
@@ -27,9 +32,16 @@ class BatchScheduler:
     """Runs jobs on a runtime, at most `max_active` at a time, in one thread of its own."""
 
     def __init__(
-        self, runtime: Runtime, max_active: int = 4, prefixes: Prefixes | None = None, reuse: bool = True
+        self,
+        runtime: Runtime,
+        max_active: int = 4,
+        prefixes: Prefixes | None = None,
+        reuse: bool = True,
+        draft: bool = False,
     ) -> None:
         self.runtime = runtime
+        self.draft = draft  # prompt-lookup drafts, verified in the same decode call (see _verify)
+        self.drafted = self.accepted = 0
         self.reuse = reuse  # False: no prefix is shared or kept, every prompt is read whole
         # Two ids stay free of running jobs: one for a restored prefix, one to evict into.
         self.max_active = max(1, min(max_active, runtime.n_seq - 2))
@@ -162,9 +174,11 @@ class BatchScheduler:
         self._active.append(job)
 
     def step(self) -> None:
-        """One decode call: a token of every decoding job, then prompt chunks as room allows."""
+        """One decode call: a token of every decoding job (with its drafts), then prompt chunks as room
+        allows."""
         entries: list[tuple[int, int, int, bool]] = []
-        chunks: list[tuple[Job, list[int], int | None]] = []  # job, tokens, batch index of its logits
+        chunks: list[tuple[Job, list[int], int | None, list[int]]] = []  # job, tokens, logits index, drafts
+        decoding = sum(1 for j in self._active if j.generated and len(j.todo()) == 1)
         # Decoding jobs (one token to read) first, so a long prompt never holds them back.
         for job in sorted(self._active, key=lambda j: len(j.todo())):
             room = self.runtime.n_batch - len(entries)
@@ -172,9 +186,10 @@ class BatchScheduler:
                 break
             todo = job.todo()[:room]
             last = len(job.kv) + len(todo) == len(job.prompt) + len(job.generated)
-            for k, token in enumerate(todo):
-                entries.append((token, len(job.kv) + k, job.seq, last and k == len(todo) - 1))
-            chunks.append((job, todo, len(entries) - 1 if last else None))
+            drafts = self._drafts(job, room - 1) if last and job.generated and decoding <= DRAFT_JOBS else []
+            for k, token in enumerate(todo + drafts):
+                entries.append((token, len(job.kv) + k, job.seq, last and k >= len(todo) - 1))
+            chunks.append((job, todo, len(entries) - 1 - len(drafts) if last else None, drafts))
         if not entries:
             return
         if (status := self.runtime.decode(entries)) != 0:
@@ -182,8 +197,8 @@ class BatchScheduler:
                 raise RuntimeError(f"llama_decode failed ({status})")
             self._make_room()
             return
-        self.rows[sum(index is not None for _, _, index in chunks)] += 1
-        for job, todo, index in chunks:
+        self.rows[sum(index is not None for _, _, index, _ in chunks)] += 1
+        for job, todo, index, drafts in chunks:
             had_prompt = len(job.kv) >= len(job.prompt)
             job.kv.extend(todo)
             if not had_prompt and len(job.kv) >= len(job.prompt):
@@ -192,6 +207,27 @@ class BatchScheduler:
                     self.prefixes.offer(job)
             if index is not None:
                 self._sample(job, index)
+                self._verify(job, index, drafts)
+
+    def _drafts(self, job: Job, room: int) -> list[int]:
+        """Tokens guessed from an earlier occurrence of the job's last few tokens (prompt lookup)."""
+        n = min(job.draft_len, room, job.max_tokens - len(job.generated) - 1)
+        return lookup_drafts(job.prompt + job.generated, n) if self.draft and n > 0 else []
+
+    def _verify(self, job: Job, index: int, drafts: list[int]) -> None:
+        """Keep the drafts greedy decoding agrees with: while the token just sampled is the next draft, that
+        draft's keys and values are right and its logits give the token after it. Sampling stays one token
+        at a time through the job's own sampler, so penalties and recorders see what they would have."""
+        accepted = 0
+        while accepted < len(drafts) and job.finish is None and job.generated[-1] == drafts[accepted]:
+            job.kv.append(drafts[accepted])
+            accepted += 1
+            self._sample(job, index + accepted)
+        if drafts:
+            self.runtime.trim(job.seq, len(job.kv))  # the rest were guessed wrong: forget them
+            self.drafted += len(drafts)
+            self.accepted += accepted
+            job.draft_len = min(2 * job.draft_len, MAX_DRAFT) if accepted == len(drafts) else max(1, accepted)
 
     def _make_room(self) -> None:
         """The KV cache is full: drop a kept prefix, or restart the newest job later."""

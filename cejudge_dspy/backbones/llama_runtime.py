@@ -98,6 +98,9 @@ class LlamaRuntime:
     def drop(self, seq: int) -> None:
         self._lc.llama_memory_seq_rm(self.memory, seq, -1, -1)
 
+    def trim(self, seq: int, n: int) -> None:
+        self._lc.llama_memory_seq_rm(self.memory, seq, n, -1)
+
     def is_end(self, token: int) -> bool:
         return bool(self._lc.llama_vocab_is_eog(self.vocab, token))
 

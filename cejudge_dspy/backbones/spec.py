@@ -101,6 +101,7 @@ def make_lm(
     prompt_cache_bytes: int = DEFAULT_PROMPT_CACHE_BYTES,
     prompt_states: bool = True,
     parallel: int = DEFAULT_PARALLEL,
+    draft: bool = False,
 ) -> dspy.LM:
     """Build the `dspy.LM` for a backbone spec; cheap (a local model loads on its first call).
 
@@ -156,6 +157,7 @@ def make_lm(
                 if prompt_states and prompt_cache_bytes > 0
                 else None,
                 reuse_prefixes=prompt_cache_bytes > 0,
+                draft=draft,
             )
         else:
             engine = LlamaCppEngine(
