@@ -118,9 +118,14 @@ def test_a_decode_error_fails_the_jobs_in_flight_and_the_engine_goes_on() -> Non
 
 
 def test_closing_fails_waiting_jobs_and_refuses_new_ones() -> None:
-    runtime = ToyRuntime()
-    scheduler = BatchScheduler(runtime)
+    runtime = ToyRuntime(n_seq=4)
+    scheduler = BatchScheduler(runtime, max_active=1)
+    jobs = [job(p, max_tokens=10_000) for p in prompts(5)]  # one runs, four wait
+    scheduler.submit(*jobs)
     scheduler.close()
+    for j in jobs:
+        assert j.done.is_set() and (j.finish is not None or "closed" in str(j.error))
+    assert sum("closed" in str(j.error) for j in jobs) >= 3
     with pytest.raises(RuntimeError, match="closed"):
         scheduler.submit(job([1, 2]))
 

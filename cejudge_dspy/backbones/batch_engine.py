@@ -95,9 +95,9 @@ class BatchedLlamaEngine(LlamaCppEngine):
     def _load_locked(self) -> Any:
         if self._runtime is not None:
             return self._runtime
-        if self.on_status:
-            self.on_status(f"loading {self.model_path.name}")
-        start = time.perf_counter()
+        return self._announced(self._load_runtime)
+
+    def _load_runtime(self) -> Any:
         if self._runtime_factory is not None:
             runtime = self._runtime_factory()
         else:
@@ -114,8 +114,6 @@ class BatchedLlamaEngine(LlamaCppEngine):
             runtime, max_active=self.parallel, prefixes=prefixes, reuse=self.reuse_prefixes, draft=self.draft
         )
         self._runtime = runtime
-        if self.on_status:
-            self.on_status(f"loaded {self.model_path.name} in {time.perf_counter() - start:.1f} s")
         return runtime
 
     def complete(self, request: lm15.Request) -> lm15.Response:

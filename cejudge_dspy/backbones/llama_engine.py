@@ -101,9 +101,19 @@ class LlamaCppEngine:
     def _load_locked(self) -> Any:
         if self._llama is not None:
             return self._llama
+        return self._announced(self._load_model)
+
+    def _announced(self, load: Callable[[], Any]) -> Any:
+        """Run `load`, telling `on_status` before and after (the CLI's spinner shows it)."""
         if self.on_status:
             self.on_status(f"loading {self.model_path.name}")
         start = time.perf_counter()
+        loaded = load()
+        if self.on_status:
+            self.on_status(f"loaded {self.model_path.name} in {time.perf_counter() - start:.1f} s")
+        return loaded
+
+    def _load_model(self) -> Any:
         self._llama = self._build(n_ctx=self.n_ctx)
         if hasattr(self._llama, "eval"):
             self._llama.eval = self._counting(self._llama.eval)
@@ -111,8 +121,6 @@ class LlamaCppEngine:
             store = StateStore(self.prompt_state_dir) if self.prompt_state_dir else None
             self._llama.set_cache(PrefixStateCache(self.prompt_cache_bytes, store=store))
             lean_states(self._llama)
-        if self.on_status:
-            self.on_status(f"loaded {self.model_path.name} in {time.perf_counter() - start:.1f} s")
         return self._llama
 
     def _counting(self, evaluate: Callable[[Any], Any]) -> Callable[[Any], Any]:
