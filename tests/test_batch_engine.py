@@ -12,7 +12,12 @@ import dspy
 import pytest
 from dspy import lm15
 
-from cejudge_dspy.backbones.batch_engine import DEFAULT_PARALLEL, BatchedLlamaEngine, SequenceStates
+from cejudge_dspy.backbones.batch_engine import (
+    BATCH_PARALLEL,
+    DEFAULT_PARALLEL,
+    BatchedLlamaEngine,
+    SequenceStates,
+)
 from cejudge_dspy.backbones.batch_scheduler import BatchScheduler, Job, NoRoom
 from cejudge_dspy.backbones.llama_engine import AsyncLlamaCppEngine, LlamaCppEngine
 from cejudge_dspy.backbones.top_logprobs import TopLogprobs
@@ -237,18 +242,19 @@ def test_parallel_picks_the_engine_and_a_bad_value_is_one_clear_error(
     monkeypatch.setenv("CEJUDGE_PROMPT_STATES", str(tmp_path / "states"))
     model = tmp_path / "model.gguf"
     model.write_bytes(b"GGUF" + b"\0" * 64)
-    batched = backbones.make_lm(f"gguf:{model}")
-    assert type(batched.engine) is BatchedLlamaEngine and batched.engine.parallel == DEFAULT_PARALLEL
+    batched = backbones.make_lm(f"gguf:{model}", parallel=BATCH_PARALLEL)
+    assert type(batched.engine) is BatchedLlamaEngine and batched.engine.parallel == BATCH_PARALLEL
     # Per-sequence states have their own directory: the serial engine's whole-context ones do not fit.
     assert f"-seq-ctx{batched.engine.n_ctx}-llama" in batched.engine.prompt_state_dir.name
-    serial = backbones.make_lm(f"gguf:{model}", parallel=1)
-    assert type(serial.engine) is LlamaCppEngine
+    serial = backbones.make_lm(f"gguf:{model}")  # the default: the serial engine
+    assert DEFAULT_PARALLEL == 1 and type(serial.engine) is LlamaCppEngine
     assert serial.model == batched.model  # the same answers: the cache need not tell the engines apart
     for value, message in [(0, "from 1 to"), (99, "from 1 to"), (True, "from 1 to")]:
         with pytest.raises(BackboneError, match=message):
             backbones.check_backbone("embedded", parallel=value)
     with pytest.raises(BackboneError, match="--parallel applies to local GGUF models only"):
         backbones.check_backbone("hosted_vllm/m", api_base="http://127.0.0.1:9/v1", parallel=2)
+    backbones.check_backbone("hosted_vllm/m", api_base="http://127.0.0.1:9/v1", parallel=DEFAULT_PARALLEL)
 
 
 def test_the_parallel_flag_reaches_the_backbone_only_when_set() -> None:
@@ -259,7 +265,7 @@ def test_the_parallel_flag_reaches_the_backbone_only_when_set() -> None:
     parser = argparse.ArgumentParser()
     add_backbone_args(parser)
     assert "parallel" not in backbone_options(parser.parse_args([]))  # HTTP backbones refuse the option
-    assert backbone_options(parser.parse_args(["--parallel", "1"]))["parallel"] == 1
+    assert backbone_options(parser.parse_args(["--parallel", "4"]))["parallel"] == 4
 
 
 def test_the_benchmark_says_how_many_verdicts_and_scores_a_configuration_changed() -> None:

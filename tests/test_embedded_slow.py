@@ -130,9 +130,11 @@ def test_a_new_process_starts_from_the_stored_prompt_prefix(
 
 
 def test_calls_in_flight_decode_together_on_the_real_model(lm: dspy.LM) -> None:
-    """The default engine batches concurrent calls (backbones/batch_engine.py): three questions asked at
-    once are answered right, and decode steps carried more than one sequence."""
+    """The batched engine (`--parallel 4`, backbones/batch_engine.py): three questions asked at once are
+    answered right, and decode steps carried more than one sequence."""
     import threading
+
+    lm = make_lm("embedded", cache=False, parallel=4)
 
     questions = {
         "What is 2 + 2? Answer with one number.": "4",
@@ -152,4 +154,5 @@ def test_calls_in_flight_decode_together_on_the_real_model(lm: dspy.LM) -> None:
     for question, expected in questions.items():
         assert expected.lower() in answers[question].lower(), (question, answers[question])
     rows = lm.engine._scheduler.rows
+    lm.engine.close()
     assert any(n > 1 for n in rows), rows

@@ -1,5 +1,6 @@
-"""The batched llama.cpp engine: DSPy's engine contract over the batch scheduler, so the calls a judgment
-makes together (and those of items judged concurrently) decode together (batch_scheduler.py).
+"""The batched llama.cpp engine (`--parallel N`, N > 1): DSPy's engine contract over the batch scheduler, so
+the calls a judgment makes together (and those of items judged concurrently) decode together
+(batch_scheduler.py).
 
 It answers like `LlamaCppEngine` (llama_engine.py), whose loading, answer scoring and lock it inherits:
 the same chat template, sampler chain, stop rules, token budget and `logprobs.content`. What differs is
@@ -28,9 +29,12 @@ from cejudge_dspy.backbones.prefix_cache import common_prefix
 from cejudge_dspy.backbones.state_store import StateStore
 from cejudge_dspy.backbones.top_logprobs import TopLogprobs
 
-# Measured on 2 cores (1.5B model, benchmarks/bench_embedded.py): decode throughput 14.7 tokens/s for one
-# sequence, 20.2 for 2, 33.9 for 4, 33.4 for 8: past 4 the cores are full.
-DEFAULT_PARALLEL = 4
+# Measured on 2 cores (1.5B model, benchmarks/bench_batch_decode.py): decode throughput 14.3 tokens/s for
+# one sequence, 19.6 for 2, 31.3 for 4, 32.8 for 8: past 4 the cores are full.
+BATCH_PARALLEL = 4
+# The default stays the serial engine (1): on the obvious items the batched engine's verdicts were not shown
+# to be as good (53/60 against 55/60, p = 0.69; README "The embedded judge on obvious items").
+DEFAULT_PARALLEL = 1
 N_SEQ = 16  # sequence ids: the running calls plus finished ones kept for their prefixes
 
 
@@ -78,7 +82,7 @@ class BatchedLlamaEngine(LlamaCppEngine):
         self,
         model_path: str | os.PathLike[str],
         *,
-        parallel: int = DEFAULT_PARALLEL,
+        parallel: int = BATCH_PARALLEL,
         reuse_prefixes: bool = True,
         draft: bool = False,
         runtime_factory: Any = None,

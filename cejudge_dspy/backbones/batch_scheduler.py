@@ -1,8 +1,8 @@
 """Continuous batching for a llama.cpp context that holds several sequences: the calls in flight decode
 together, one token each per step, and a new call starts from the longest prefix any sequence holds.
 
-Why: on 2 CPU cores one decode step of the 1.5B model costs about as much for 4 sequences as for 1.7
-(measured, benchmarks/bench_embedded.py: 14.7 tokens/s alone, 33.9 with 4 sequences), because a step
+Why: on 2 CPU cores one decode step of the 1.5B model costs about as much for 4 sequences as for 1.8
+(measured, benchmarks/bench_batch_decode.py: 14.3 tokens/s alone, 31.3 with 4 sequences), because a step
 reads all the weights whatever the number of rows. A CE-Judge item makes its calls in parallel groups
 (the concepts of instruction and responses, the four checklists, the grades of both orders), so a
 serial engine leaves that throughput unused, and most of an item's time is now decoding.
@@ -21,7 +21,7 @@ from collections import Counter, OrderedDict, deque
 from cejudge_dspy.backbones.batch_jobs import Job, NoRoom, Prefixes, Runtime, common_prefix, lookup_drafts
 
 # Drafts are verified only while at most this many jobs decode: each draft is another row of the batch,
-# and on 2 cores a step of 4 rows costs 1.7 steps of one (benchmarks/bench_embedded.py).
+# and on 2 cores a step of 4 rows costs 1.8 steps of one (benchmarks/bench_batch_decode.py).
 DRAFT_JOBS = 2
 MAX_DRAFT = 8
 

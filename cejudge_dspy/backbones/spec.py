@@ -143,8 +143,8 @@ def make_lm(
         name = gguf_model_name(path)
         engine: LlamaCppEngine
         if parallel > 1:
-            # Calls in flight decode together (batch_engine.py); finished sequences keep their prefixes
-            # in the KV cache, and the disk store holds per-sequence states (not interchangeable with
+            # Opt-in: calls in flight decode together (batch_engine.py); finished sequences keep their
+            # prefixes in the KV cache, and the disk store holds per-sequence states (not interchangeable with
             # the serial engine's whole-context ones, hence their own directory).
             engine = BatchedLlamaEngine(
                 path,

@@ -16,6 +16,7 @@ from typing import Any
 import dspy
 
 from cejudge_dspy.backbones import (
+    BATCH_PARALLEL,
     DEFAULT_PARALLEL,
     DEFAULT_REPEAT_PENALTY,
     explain_backbone_error,
@@ -56,8 +57,9 @@ def add_backbone_args(p: argparse.ArgumentParser) -> None:
         "--parallel",
         type=int,
         default=DEFAULT_PARALLEL,
-        help=f"local GGUF models: calls decoded together in one batch (default {DEFAULT_PARALLEL}; "
-        "1: one at a time, the serial engine)",
+        help=f"local GGUF models: calls decoded together (default {DEFAULT_PARALLEL}: one at a time, the "
+        f"serial engine; {BATCH_PARALLEL}: the batched engine, 1.65x faster per pairwise judgment on 2 "
+        "cores; README 'Speed and cost')",
     )
 
 
