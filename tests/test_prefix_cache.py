@@ -25,6 +25,7 @@ def state(size: int, rows: int = 4) -> SimpleNamespace:
 )
 def test_common_prefix(a: list[int], b: list[int], n: int) -> None:
     assert common_prefix(np.array(a), np.array(b)) == n
+    assert common_prefix(a, b) == n  # the batch scheduler passes plain lists
 
 
 def test_lookup_returns_the_state_with_the_longest_shared_prefix() -> None:

@@ -82,15 +82,6 @@ class Job:
         return (self.prompt + self.generated)[len(self.kv) :]
 
 
-def common_prefix(a: list[int], b: list[int]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 def lookup_drafts(history: list[int], n: int, longest: int = 4, shortest: int = 3) -> list[int]:
     """Up to `n` tokens that followed the latest earlier occurrence of the history's last 4 (else 3) tokens.
 

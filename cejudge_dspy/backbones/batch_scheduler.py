@@ -18,7 +18,8 @@ import contextlib
 import threading
 from collections import Counter, OrderedDict, deque
 
-from cejudge_dspy.backbones.batch_jobs import Job, NoRoom, Prefixes, Runtime, common_prefix, lookup_drafts
+from cejudge_dspy.backbones.batch_jobs import Job, NoRoom, Prefixes, Runtime, lookup_drafts
+from cejudge_dspy.backbones.prefix_cache import common_prefix
 
 # Drafts are verified only while at most this many jobs decode: each draft is another row of the batch,
 # and on 2 cores a step of 4 rows costs 1.8 steps of one (benchmarks/bench_batch_decode.py).
@@ -55,7 +56,7 @@ class BatchScheduler:
         self._closed = False
         # Admission is reconsidered only when it can change: a job came, finished or read its prompt.
         self._dirty = True
-        # Decode calls by the number of sequences that got a token from them (benchmarks and tests read it).
+        # Decode calls by the number of sequences that got a token from them (the slow test reads it).
         self.rows: Counter[int] = Counter()
         # Set when a job was pushed out of a full cache: nothing starts until a running job ends.
         self._held = False
@@ -81,7 +82,7 @@ class BatchScheduler:
             self._thread.join()
 
     def kept(self) -> dict[int, list[int]]:
-        """Sequences held for their prefixes (tests and the state store read it)."""
+        """Sequences held for their prefixes (tests read it)."""
         return dict(self._kept)
 
     # -- the loop ---------------------------------------------------------------------------------------

@@ -33,12 +33,12 @@ from cejudge_dspy.backbones.state_store import StateStore
 DEFAULT_PROMPT_CACHE_BYTES = 1 << 30  # about 40-60 prompt states of the 1.5B model (~28 KB per token)
 
 
-def common_prefix(a: np.ndarray, b: np.ndarray) -> int:
-    """The number of leading tokens two token arrays share."""
+def common_prefix(a: Sequence[int] | np.ndarray, b: Sequence[int] | np.ndarray) -> int:
+    """The number of leading tokens two token sequences share (lists or arrays)."""
     n = min(len(a), len(b))
     if n == 0:
         return 0
-    differ = np.flatnonzero(a[:n] != b[:n])
+    differ = np.flatnonzero(np.asarray(a[:n]) != np.asarray(b[:n]))
     return int(differ[0]) if len(differ) else n
 
 

@@ -141,35 +141,32 @@ def make_lm(
         # shares with the same stage's earlier calls; 0 turns it off. `prompt_states` also keeps one state
         # per stage prefix on disk (state_store.py), so the next process starts with them read.
         name = gguf_model_name(path)
+        stored = prompt_states and prompt_cache_bytes > 0
+        shared: dict[str, Any] = {
+            "n_ctx": n_ctx,
+            "on_status": on_status,
+            "constrained": constrained,
+            "repeat_penalty": repeat_penalty,
+        }
         engine: LlamaCppEngine
         if parallel > 1:
             # Opt-in: calls in flight decode together (batch_engine.py); finished sequences keep their
-            # prefixes in the KV cache, and the disk store holds per-sequence states (not interchangeable with
-            # the serial engine's whole-context ones, hence their own directory).
+            # prefixes in the KV cache, and the disk store holds per-sequence states (not interchangeable
+            # with the serial engine's whole-context ones, hence their own directory).
             engine = BatchedLlamaEngine(
                 path,
                 parallel=parallel,
-                n_ctx=n_ctx,
-                on_status=on_status,
-                constrained=constrained,
-                repeat_penalty=repeat_penalty,
-                prompt_state_dir=prompt_state_dir(name + "-seq", n_ctx)
-                if prompt_states and prompt_cache_bytes > 0
-                else None,
+                prompt_state_dir=prompt_state_dir(name + "-seq", n_ctx) if stored else None,
                 reuse_prefixes=prompt_cache_bytes > 0,
                 draft=draft,
+                **shared,
             )
         else:
             engine = LlamaCppEngine(
                 path,
-                n_ctx=n_ctx,
-                on_status=on_status,
-                constrained=constrained,
-                repeat_penalty=repeat_penalty,
                 prompt_cache_bytes=prompt_cache_bytes,
-                prompt_state_dir=prompt_state_dir(name, n_ctx)
-                if prompt_states and prompt_cache_bytes > 0
-                else None,
+                prompt_state_dir=prompt_state_dir(name, n_ctx) if stored else None,
+                **shared,
             )
         # The decoding mode is part of the model name: DSPy's cache key sees the request, not the engine,
         # and grammar-constrained answers must never be served to an unconstrained run (or back).
