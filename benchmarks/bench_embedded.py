@@ -6,15 +6,15 @@
 
 `before` is the configuration the project shipped until this benchmark: the paper's pairwise judgment
 for every pair (both orders), the serial engine without a prompt-state cache, no response-language
-check. `after` is today's default: graded pairwise judgment (the pairwise judgment only as
+check. `after` is today's default: graded pairwise judgment (close pairs left to the likelihood
 tie-breaker), the response-language and likelihood checks, the judge's own reference translation for
-pointwise items, and the serial engine with its prompt-state cache (prefix_cache.py) and the on-disk
-store of stage prefixes (state_store.py). `batched` is today's program on the batched engine
-(`--parallel 4`, an option; backbones/batch_engine.py: calls in flight decode together, finished
-sequences keep their prefixes, and an on-disk store holds one state per stage prefix): the difference
-between `after` and `batched` is what batching adds. All run the same prompts otherwise (stage output
-budgets included), with DSPy's response cache off, interleaved item by item so that a change in machine
-load hits all alike. Items: the README's German example, then the first pairwise items of
+pointwise items, on the batched engine (backbones/batch_engine.py: calls in flight decode together,
+finished sequences keep their prefixes, and an on-disk store holds one state per stage prefix).
+`serial` is today's program on the serial engine (`--parallel 1`, the default until 2 December 2026:
+one call at a time, with its prompt-state cache, prefix_cache.py, and on-disk store, state_store.py):
+the difference between `serial` and `after` is what batching adds. All run the same prompts otherwise
+(stage output budgets included), with DSPy's response cache off, interleaved item by item so that a
+change in machine load hits all alike. Items: the README's German example, then the first pairwise items of
 ../shared/data/pairwise_en_dev.jsonl and translation items of translation_da_dev.jsonl.
 
 Every judgment runs on a fresh engine (nothing in RAM), as each `cejudge judge` is a new process. The
@@ -74,12 +74,12 @@ WARM_UP = {
 }
 CONFIGS: dict[str, dict[str, Any]] = {
     "before": {
-        "lm": {"prompt_cache_bytes": 0},
+        "lm": {"prompt_cache_bytes": 0, "parallel": 1},
         "program": {"judgment": "pairwise", "language_check": False, "reference": False},
     },
+    # Today's default program on the serial engine (`--parallel 1`): what batching adds, against `after`.
+    "serial": {"lm": {"parallel": 1}, "program": {}},
     "after": {"lm": {}, "program": {}},
-    # Today's default program on the batched engine (`--parallel 4`), an option: what batching adds.
-    "batched": {"lm": {"parallel": 4}, "program": {}},
 }
 
 
@@ -225,7 +225,7 @@ def report(data: dict[str, Any]) -> None:
         for name in names[1:]:
             print(f"{kind:24} before {mean['before']:6.1f} s/item · {name} {mean[name]:6.1f} s/item · "
                   f"speed-up {mean['before'] / mean[name]:.2f}x (n = {len(by['before'])})")  # fmt: skip
-            for base in ("before", "after") if name not in ("before", "after") else ("before",):
+            for base in ("before", "serial") if name not in ("before", "serial") else ("before",):
                 if base in by:
                     print(f"{'':24} {agreement(by[base], by[name], key)} ({name} against {base})")
         if task == "chat":

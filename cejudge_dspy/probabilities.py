@@ -92,11 +92,13 @@ def expected_score(distribution: Mapping[str, float]) -> float:
 GRADES: tuple[str, ...] = ("yes", "partly", "no")
 GRADE_VALUES: dict[str, float] = {"yes": 1.0, "partly": 0.5, "no": 0.0}
 # The gap between two responses' expected grade values that the grades must exceed to decide a pair;
-# at or below it the pairwise judgment (both orders) breaks the tie. 0: any difference decides, only an
-# exact tie goes to the pairwise judgment. Chosen on the obvious-items benchmark (README, "The embedded
-# judge on obvious items"): on the embedded 1.5B backbone the pairwise judgment decided 3 of 5 close
-# pairs right, the grades alone 5 of 5 (in-sample, 20 items; margins 0, 0.05 and 0.1 replayed there).
-DEFAULT_GRADE_MARGIN = 0.0
+# at or below it a tie-breaker decides (methods/cejudge/tiebreak.py; by default the backbone's likelihood
+# of each response). 0.1, i.e. p(A) within 0.05 of 0.5: the noise level of the embedded 1.5B backbone's
+# grades, chosen before the run that tested it: every obvious pair whose verdict changed between the two
+# engines, or between two runs of one engine, lay within it (README, "The embedded judge on obvious
+# items"). With the pairwise judgment as tie-breaker the default was 0 (it decided 3 of 5 close pairs
+# right, the grades alone 5 of 5, in-sample on 20 items).
+DEFAULT_GRADE_MARGIN = 0.1
 
 
 def grade_value(distribution: Mapping[str, float]) -> float:

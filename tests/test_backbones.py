@@ -95,14 +95,14 @@ def test_gguf_spec_builds_lazily_with_a_fingerprinted_name(
     )
     lm = make_lm(f"gguf:{a}", seed=3)
     assert isinstance(lm.engine, LlamaCppEngine) and lm.engine._llama is None  # nothing loaded yet
-    assert lm.model == gguf_model_name(a) + "-rp1.1" and lm.model.startswith("llamacpp-local/model-")
+    assert lm.model == gguf_model_name(a) + "-rp1.1-batched" and lm.model.startswith("llamacpp-local/model-")
     assert gguf_model_name(a) != gguf_model_name(b)  # same name and size, different bytes
     assert lm.kwargs["seed"] == 3 and lm.num_retries == 0
     # Grammar-constrained decoding is another backbone for the cache: its answers are never shared.
     constrained = make_lm(f"gguf:{a}", constrained=True)
     assert constrained.engine.constrained and not lm.engine.constrained
-    assert constrained.model == gguf_model_name(a) + "-grammar-rp1.1" != lm.model
-    assert make_lm(f"gguf:{a}", repeat_penalty=1.0).model == gguf_model_name(a)
+    assert constrained.model == gguf_model_name(a) + "-grammar-rp1.1-batched" != lm.model
+    assert make_lm(f"gguf:{a}", repeat_penalty=1.0, parallel=1).model == gguf_model_name(a)
 
 
 def test_missing_llama_cpp_is_a_backbone_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -544,7 +544,7 @@ def test_the_repeat_penalty_reaches_the_engine_and_names_the_cache(
     monkeypatch.setattr(backbones, "_llama_cpp_installed", lambda: True)
     path = fake_gguf(tmp_path / "model.gguf")
     lm = make_lm(f"gguf:{path}", repeat_penalty=1.3)
-    assert lm.engine.repeat_penalty == 1.3 and lm.model.endswith("-rp1.3")
+    assert lm.engine.repeat_penalty == 1.3 and lm.model.endswith("-rp1.3-batched")
     assert make_lm(f"gguf:{path}").engine.repeat_penalty == DEFAULT_REPEAT_PENALTY
 
 

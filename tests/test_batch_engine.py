@@ -246,15 +246,20 @@ def test_parallel_picks_the_engine_and_a_bad_value_is_one_clear_error(
     assert type(batched.engine) is BatchedLlamaEngine and batched.engine.parallel == BATCH_PARALLEL
     # Per-sequence states have their own directory: the serial engine's whole-context ones do not fit.
     assert f"-seq-ctx{batched.engine.n_ctx}-llama" in batched.engine.prompt_state_dir.name
-    serial = backbones.make_lm(f"gguf:{model}")  # the default: the serial engine
-    assert DEFAULT_PARALLEL == 1 and type(serial.engine) is LlamaCppEngine
-    assert serial.model == batched.model  # the same answers: the cache need not tell the engines apart
+    default = backbones.make_lm(f"gguf:{model}")  # the default: the batched engine
+    assert DEFAULT_PARALLEL == BATCH_PARALLEL and type(default.engine) is BatchedLlamaEngine
+    serial = backbones.make_lm(f"gguf:{model}", parallel=1)
+    assert type(serial.engine) is LlamaCppEngine
+    # Not the same answers to the last bit (README: verdicts of close pairs changed), so DSPy's cache,
+    # which keys on the model name, keeps each engine's answers apart.
+    assert batched.model == serial.model + "-batched"
     for value, message in [(0, "from 1 to"), (99, "from 1 to"), (True, "from 1 to")]:
         with pytest.raises(BackboneError, match=message):
             backbones.check_backbone("embedded", parallel=value)
     with pytest.raises(BackboneError, match="--parallel applies to local GGUF models only"):
         backbones.check_backbone("hosted_vllm/m", api_base="http://127.0.0.1:9/v1", parallel=2)
-    backbones.check_backbone("hosted_vllm/m", api_base="http://127.0.0.1:9/v1", parallel=DEFAULT_PARALLEL)
+    for fine in (None, 1):  # the backbone's default, or one call at a time: what an HTTP backbone does
+        backbones.check_backbone("hosted_vllm/m", api_base="http://127.0.0.1:9/v1", parallel=fine)
 
 
 def test_the_parallel_flag_reaches_the_backbone_only_when_set() -> None:
@@ -266,6 +271,7 @@ def test_the_parallel_flag_reaches_the_backbone_only_when_set() -> None:
     add_backbone_args(parser)
     assert "parallel" not in backbone_options(parser.parse_args([]))  # HTTP backbones refuse the option
     assert backbone_options(parser.parse_args(["--parallel", "4"]))["parallel"] == 4
+    assert backbone_options(parser.parse_args(["--parallel", "1"]))["parallel"] == 1  # the serial engine
 
 
 def test_the_benchmark_says_how_many_verdicts_and_scores_a_configuration_changed() -> None:

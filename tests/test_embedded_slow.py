@@ -111,13 +111,14 @@ def test_the_likelihood_check_sees_word_salad_and_passes_a_faithful_translation(
 def test_a_new_process_starts_from_the_stored_prompt_prefix(
     lm: dspy.LM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Two engines on one state directory stand for two processes: the second reads only the last token
+    """The serial engine's store (`--parallel 1`; the batched engine's is tested on a toy model in
+    test_batch_engine.py). Two engines on one state directory stand for two processes: the second reads only the last token
     of the prompt the first stored. (Its answer may differ in wording: that token's logits come from a
     one-token batch instead of the whole prompt's, as with any reused prefix; README "Speed and cost".)"""
     monkeypatch.setenv("CEJUDGE_PROMPT_STATES", str(tmp_path))
     evaluated: list[int] = []
     for _ in range(2):
-        fresh = make_lm("embedded", cache=False)  # a new engine: nothing in RAM
+        fresh = make_lm("embedded", cache=False, parallel=1)  # a new serial engine: nothing in RAM
         fresh.engine.call_log = []
         with dspy.context(lm=fresh, adapter=dspy.JSONAdapter()):
             out = dspy.Predict(Judge)(question="Which number is prime?", answer_a="9", answer_b="7")

@@ -106,7 +106,7 @@ def test_close_grades_leave_the_pair_to_the_pairwise_judgment_in_both_orders(
     lm, engine = fake_lm()  # both graded "yes"
     engine.logprobs = grade_logprobs({"7": 0.8, "9": p_nine})
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        result = PairwiseJudge("chat", grade_margin=margin)(**PAIR).result
+        result = PairwiseJudge("chat", grade_margin=margin, tie_breaker="orders")(**PAIR).result
     assert len(engine.stage_calls("verdict")) == 2 and [o.order for o in result.orders] == ["AB", "BA"]
     assert result.decided_by == {"argmax": "orders", "probability": "orders"}
     assert result.verdict == "tie"  # the fake says "A" in both orders: disagreeing orders

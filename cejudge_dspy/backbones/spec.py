@@ -100,13 +100,14 @@ def make_lm(
     repeat_penalty: float = DEFAULT_REPEAT_PENALTY,
     prompt_cache_bytes: int = DEFAULT_PROMPT_CACHE_BYTES,
     prompt_states: bool = True,
-    parallel: int = DEFAULT_PARALLEL,
+    parallel: int | None = None,
     draft: bool = False,
 ) -> dspy.LM:
     """Build the `dspy.LM` for a backbone spec; cheap (a local model loads on its first call).
 
     `num_retries` applies to HTTP backbones (transient failures back off 1, 2, 4 s); a local model
-    has nothing transient to retry.
+    has nothing transient to retry. `parallel`: calls decoded together by a local model (None: its
+    default, the batched engine with DEFAULT_PARALLEL; 1: the serial engine); HTTP backbones have none.
     """
     if not isinstance(spec, str) or not spec.strip():
         raise _invalid(spec, "it is empty")
@@ -141,6 +142,7 @@ def make_lm(
         # shares with the same stage's earlier calls; 0 turns it off. `prompt_states` also keeps one state
         # per stage prefix on disk (state_store.py), so the next process starts with them read.
         name = gguf_model_name(path)
+        parallel = DEFAULT_PARALLEL if parallel is None else parallel
         stored = prompt_states and prompt_cache_bytes > 0
         shared: dict[str, Any] = {
             "n_ctx": n_ctx,
@@ -169,9 +171,13 @@ def make_lm(
                 **shared,
             )
         # The decoding mode is part of the model name: DSPy's cache key sees the request, not the engine,
-        # and grammar-constrained answers must never be served to an unconstrained run (or back).
-        decoding = ("-grammar" if constrained else "") + (
-            f"-rp{repeat_penalty:g}" if repeat_penalty != 1.0 else ""
+        # and grammar-constrained answers must never be served to an unconstrained run (or back). So is
+        # the batched engine: its answers can differ from the serial one's in the last bits (several
+        # sequences per decode step), and each engine's answers must be its own.
+        decoding = (
+            ("-grammar" if constrained else "")
+            + (f"-rp{repeat_penalty:g}" if repeat_penalty != 1.0 else "")
+            + ("-batched" if parallel > 1 else "")
         )
         return dspy.LM(
             name + decoding,
@@ -217,9 +223,11 @@ def _check_repeat_penalty(spec: str, penalty: float) -> None:
 
 
 def _check_parallel(spec: str, parallel: Any) -> None:
+    if parallel is None:  # the backbone's own default
+        return
     if not isinstance(parallel, int) or isinstance(parallel, bool) or not 1 <= parallel <= MAX_PARALLEL:
         raise BackboneError(f"--parallel must be a whole number from 1 to {MAX_PARALLEL}, got {parallel!r}")
-    if parallel != DEFAULT_PARALLEL and not is_local(spec):
+    if parallel > 1 and not is_local(spec):
         raise BackboneError(f"--parallel applies to local GGUF models only, not to '{spec}'; drop it")
 
 
@@ -231,7 +239,7 @@ def check_backbone(spec: str, *, api_base: str | None = None, **options: Any) ->
     """
     if isinstance(spec, str) and spec.strip() == "embedded":
         _check_repeat_penalty("embedded", options.get("repeat_penalty", DEFAULT_REPEAT_PENALTY))
-        _check_parallel("embedded", options.get("parallel", DEFAULT_PARALLEL))
+        _check_parallel("embedded", options.get("parallel"))
         if api_base:
             raise BackboneError("--api-base applies to HTTP backbones only, not to 'embedded'; drop it")
         if not _llama_cpp_installed():

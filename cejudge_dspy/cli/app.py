@@ -20,7 +20,6 @@ from cejudge_dspy.cli import optimize as cli_optimize
 from cejudge_dspy.cli import view as cli_view
 from cejudge_dspy.cli.common import (
     add_backbone_args,
-    add_program_args,
     announce_program,
     backbone,
     build,
@@ -29,6 +28,7 @@ from cejudge_dspy.cli.common import (
     run_command,
 )
 from cejudge_dspy.cli.presets import add_preset_arg, apply_preset, describe_preset, given_flags
+from cejudge_dspy.cli.program_args import add_program_args
 from cejudge_dspy.errors import InputError
 
 

@@ -13,12 +13,13 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from cejudge_dspy.cli.common import add_backbone_args, add_program_args, build, parse_fields, program_label
+from cejudge_dspy.cli.common import add_backbone_args, build, parse_fields, program_label
 from cejudge_dspy.cli.compare import add_parsers as add_compare_parsers
 from cejudge_dspy.cli.compare import run_compare, run_merge, run_score_predictions
 from cejudge_dspy.cli.evaluate_ray import add_ray_args, check_ray_args
 from cejudge_dspy.cli.evaluate_run import ItemProgram, judge_and_summarize
 from cejudge_dspy.cli.presets import add_preset_arg, apply_preset, describe_preset
+from cejudge_dspy.cli.program_args import add_program_args
 from cejudge_dspy.errors import InputError
 from cejudge_dspy.items import Item
 

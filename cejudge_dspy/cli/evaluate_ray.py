@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cejudge_dspy.cli.common import backbone_options, program_options
+from cejudge_dspy.cli.common import backbone_options
+from cejudge_dspy.cli.program_args import program_options
 from cejudge_dspy.errors import InputError
 from cejudge_dspy.items import Item
 

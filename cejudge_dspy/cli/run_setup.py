@@ -145,6 +145,7 @@ def run_identity(
         # Only CE-Judge's pairwise judge has a graded judgment; other runs record None.
         "judgment": getattr(args, "judgment", None) if graded_run(args, spec) else None,
         "grade_margin": getattr(args, "grade_margin", None) if graded_run(args, spec) else None,
+        "tie_breaker": getattr(args, "tie_breaker", None) if graded_run(args, spec) else None,
         "reference": reference_of(args, spec) if referenced(args, spec) else None,
         "translator": args.translator,
         # The ablations: None for methods without CE-Judge's stages (see check_program_options).

@@ -35,6 +35,7 @@ IDENTITY_KEYS = (
     "tie_band",
     "judgment",
     "grade_margin",
+    "tie_breaker",
     "reference",
     "translator",
     "concepts",
@@ -76,6 +77,8 @@ LATER_KEYS: dict[str, Any] = {
     "tie_band": 0.0,
     "judgment": "pairwise",
     "grade_margin": None,
+    # Graded runs from before the likelihood tie-breaker left close pairs to the pairwise judgment.
+    "tie_breaker": lambda run: "orders" if run.get("judgment") == "graded" else None,
     "reference": lambda run: (
         False if run.get("judgment") == "graded" or _pointwise_spec(run) is not None else None
     ),

@@ -231,7 +231,12 @@ def _pairwise_extras(rows: Sequence[Record]) -> dict[str, Any]:
     # neither position figure above; count them, so the reader knows what those figures cover.
     graded = [r for r in rows if r.result is not None and r.status == "ok" and r.result.grades]
     if graded:
-        extras["decided_by_grades"] = sum(not r.result.orders for r in graded if r.result is not None)
+        unshown = [r.result for r in graded if r.result is not None and not r.result.orders]
+        # Of those, the ones whose grades were too close and that the likelihood tie-breaker decided.
+        liked = sum(res.decided_by.get(res.decision) == "likelihood" for res in unshown)
+        extras["decided_by_grades"] = len(unshown) - liked
+        if liked:
+            extras["decided_by_likelihood"] = liked
         extras["n_graded"] = len(graded)
     return extras
 

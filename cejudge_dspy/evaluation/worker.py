@@ -45,7 +45,7 @@ class RunRecipe:
     program_label: str  # what it resolved to on the driver (run.json "program")
     lm: str
     lm_options: dict[str, Any] = field(default_factory=dict)
-    # The method options (cli.common.program_options: translator, orders, decision, judgment, ...), passed
+    # The method options (cli.program_args.program_options: translator, orders, decision, ...), passed
     # to the program factory as they are, so a new option reaches the workers without a change here.
     options: dict[str, Any] = field(default_factory=dict)
     concurrency: int = 1  # items in flight per worker

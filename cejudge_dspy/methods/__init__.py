@@ -3,6 +3,7 @@ their shared stage machinery, and saved (tuned) programs. No files are written h
 `save_program`, nothing is printed, and no LM is chosen: the caller makes one current with `dspy.context`."""
 
 from cejudge_dspy.methods.cejudge import PairwiseJudge, PointwiseJudge, reference_default
+from cejudge_dspy.methods.cejudge.tiebreak import DEFAULT_TIE_BREAKER, TIE_BREAKERS
 from cejudge_dspy.methods.checkeval import CheckEvalJudge, Checklist
 from cejudge_dspy.methods.direct import DirectPairwiseJudge, DirectPointwiseJudge
 from cejudge_dspy.methods.formatting import memo_adapter
@@ -28,7 +29,9 @@ from cejudge_dspy.methods.saved import (
 from cejudge_dspy.methods.stages import Stage, StageFailure
 
 __all__ = [
+    "DEFAULT_TIE_BREAKER",
     "METHODS",
+    "TIE_BREAKERS",
     "CheckEvalJudge",
     "Checklist",
     "DirectPairwiseJudge",

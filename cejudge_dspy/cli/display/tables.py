@@ -109,9 +109,11 @@ def summary_table(summary: dict[str, Any], title: str | None = None) -> Table:
     if few:
         caption.append("no CI below 5 scored items")
     if "decided_by_grades" in summary:
+        liked = summary.get("decided_by_likelihood", 0)
         caption.append(
-            f"decided by the responses' own grades {summary['decided_by_grades']} of {summary['n_graded']} "
-            "(no order shown; the position figures cover the rest)"
+            f"decided by the responses' own grades {summary['decided_by_grades']} of {summary['n_graded']}"
+            + (f", by the likelihood tie-breaker {liked}" if liked else "")
+            + " (no order shown; the position figures cover the rest)"
         )
     if checks := summary.get("decided_by_checks"):
         shown = ", ".join(f"{name} {n}" for name, n in checks.items())

@@ -91,6 +91,14 @@ def probability_line(result: JudgeResult) -> Text | None:
             f"{values}) -> {probs.verdict}, confidence {probs.confidence:.3f}; argmax verdict "
             f"{argmax.verdict if argmax else result.verdict}; {decided}"
         )
+    elif result.mode == "pairwise" and result.decided_by.get(result.decision) == "likelihood":
+        liked = result.details.get("likelihood") or {}
+        text = (
+            f"Probabilities: p(A) {probs.p_a:.3f} = sigmoid(mean token log probability of A - that of B: "
+            f"{liked.get('mean_a', float('nan')):.2f} - {liked.get('mean_b', float('nan')):.2f}), the "
+            f"grades being within the margin -> {probs.verdict}, confidence {probs.confidence:.3f}; argmax "
+            f"verdict {argmax.verdict if argmax else result.verdict}; {decided}"
+        )
     elif result.mode == "pairwise":
         per_order = "; ".join(
             f"{o.order[0]} shown first: P(first better) {o.p_first:.3f}"
@@ -147,7 +155,12 @@ def pairwise_verdict(result: JudgeResult, item: Item | None = None) -> list[Text
     else:
         winner = f"{result.verdict}{_quoted(item, str(result.verdict))}"
         head = Text(f"Verdict: {winner} is better", style="bold green")
-        if result.grades and not result.orders:
+        if result.grades and not result.orders and result.decided_by.get(result.decision) == "likelihood":
+            head.append(
+                ": the two responses' grades were too close to decide, and the judge finds it the more "
+                "likely answer to the instruction; no presentation order was involved."
+            )
+        elif result.grades and not result.orders:
             head.append(
                 ": the two responses were graded on their own, so no presentation order was involved."
             )

@@ -4,16 +4,19 @@ Measured on the embedded 1.5B backbone (README, "How a pairwise verdict is reach
 responses at once, a small judge prefers a position and follows whichever response it read last; asked
 about one response at a time ("does it do what is asked: yes, partly or no?"), it is right far more
 often, and no presentation order exists to bias it. So a pair is decided from the two grades when they
-separate, and the pairwise judgment (CE-Judge's own, in both orders) breaks the tie when they do not:
+separate, and a tie-breaker (tiebreak.py) decides when they do not: by default the backbone's likelihood
+of each response as its own answer, or CE-Judge's pairwise judgment in both orders ("orders"):
 
-- argmax rule: the labels differ (yes > partly > no) -> the better label wins; equal labels -> orders;
+- argmax rule: the labels differ (yes > partly > no) -> the better label wins; equal labels -> the
+  tie-breaker;
 - probability rule: the expected grade values (P(yes) + 0.5 P(partly)) differ by more than the margin
-  (default 0: any difference) -> p(A) = 0.5 + (value_a - value_b) / 2; otherwise p(A) from the orders,
-  averaged over both.
+  (default 0.1) -> p(A) = 0.5 + (value_a - value_b) / 2; otherwise p(A) from the tie-breaker (the
+  likelihood's, or the orders' averaged over both).
 
-The pairwise judgment runs only when the run's own rule needs it (it is the costly call: both responses
-and both checklists, in two orders). A run under the probability rule is still readable under the argmax
-rule: where equal labels were decided by their expected grades, the argmax reading is a tie.
+The tie-breaker runs only when the run's own rule needs it (the pairwise judgment is the costly call:
+both responses and both checklists, in two orders). A run under the probability rule is still readable
+under the argmax rule: where equal labels were decided by their expected grades, the argmax reading is a
+tie; where the likelihood decided them, it is the likelihood's verdict (as an argmax run gives).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Literal
 
 import dspy
 
+from cejudge_dspy.methods.cejudge.tiebreak import LikelihoodPreference
 from cejudge_dspy.methods.stages import StageFailure
 from cejudge_dspy.probabilities import (
     GRADE_VALUES,
@@ -70,6 +74,16 @@ class GradedCall:
     argmax_verdict: Literal["A", "B"] | None
     p_a: float | None
     readable: bool
+    # What gave each: the grades, or the tie-breaker that decided a pair the grades left open.
+    argmax_by: str = "grades"
+    p_by: str = "grades"
+
+    def decided_by(self, shown: bool) -> dict[str, str]:
+        """The record's `decided_by` per rule; `shown`: the pairwise judgment ran (in `orders`)."""
+        return {
+            "argmax": self.argmax_by if self.argmax_verdict or not shown else "orders",
+            "probability": self.p_by if self.p_a is not None else "orders",
+        }
 
     def needs_orders(self, decision: str) -> bool:
         """Whether the run's decision rule needs the pairwise judgment for this pair. Only the run's rule
@@ -92,6 +106,20 @@ def graded_call(a: GradeResult, b: GradeResult, margin: float) -> GradedCall:
     return GradedCall(argmax, p_a, readable)
 
 
+def broken_tie(call: GradedCall, liked: LikelihoodPreference) -> GradedCall:
+    """`call` with what its grades left open decided by the likelihood tie-breaker (tiebreak.py): the
+    verdict where the labels are equal, p(A) where the expected grades are within the margin."""
+    from_labels = call.argmax_verdict is not None
+    from_grades = call.p_a is not None
+    return GradedCall(
+        call.argmax_verdict if from_labels else liked.verdict,
+        call.p_a if from_grades else liked.p_a,
+        call.readable,
+        argmax_by=call.argmax_by if from_labels else "likelihood",
+        p_by=call.p_by if from_grades else "likelihood",
+    )
+
+
 def unread_grades(grades: dict[str, GradeResult]) -> Probabilities:
     """The record's probabilities when a grade has none: unavailable, or not located and why."""
     whys = {g.probability_error or g.error or "" for g in grades.values() if g.p_value is None}
@@ -103,10 +131,10 @@ def unread_grades(grades: dict[str, GradeResult]) -> Probabilities:
     return Probabilities(status="not_located", reason=reason)
 
 
-def graded_feedback(grades: dict[str, GradeResult]) -> str:
-    """Both responses' grades in words, for the record's `feedback`."""
+def graded_feedback(grades: dict[str, GradeResult], note: str = "") -> str:
+    """Both responses' grades in words, for the record's `feedback` (then `note`: what broke a tie)."""
     parts = []
     for name, grade in grades.items():
         said = grade.label if grade.label is not None else f"no grade ({grade.error})"
         parts.append(f"Response {name.upper()}: {said}." + (f" {grade.feedback}" if grade.feedback else ""))
-    return " ".join(parts)
+    return " ".join(parts + ([note] if note else []))

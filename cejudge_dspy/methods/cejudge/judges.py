@@ -18,6 +18,7 @@ import dspy
 from cejudge_dspy.methods.cejudge.pairwise import JUDGMENTS, Judgment, PairwiseJudge, shown_first
 from cejudge_dspy.methods.cejudge.pointwise import PointwiseJudge
 from cejudge_dspy.methods.cejudge.program import Directions, JudgeOn
+from cejudge_dspy.methods.cejudge.tiebreak import DEFAULT_TIE_BREAKER, TieBreaker
 from cejudge_dspy.methods.readings import check_decision, check_tie_band
 from cejudge_dspy.probabilities import DEFAULT_GRADE_MARGIN, DEFAULT_TIE_BAND
 from cejudge_dspy.results import Decision
@@ -51,6 +52,7 @@ def cejudge_program(
     judgment: Judgment = "graded",
     grade_margin: float = DEFAULT_GRADE_MARGIN,
     reference: bool | None = None,
+    tie_breaker: TieBreaker = DEFAULT_TIE_BREAKER,
     language_check: bool = True,
     likelihood_check: bool = True,
     concepts: bool = True,
@@ -72,6 +74,7 @@ def cejudge_program(
             judgment=judgment,
             grade_margin=grade_margin,
             reference=reference,
+            tie_breaker=tie_breaker,
             **ablations,
         )
     return PointwiseJudge(

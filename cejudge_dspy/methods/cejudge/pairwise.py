@@ -18,6 +18,7 @@ from cejudge_dspy.errors import InputError
 from cejudge_dspy.items import require_text
 from cejudge_dspy.languages import normalize_language
 from cejudge_dspy.methods.cejudge.graded import (
+    broken_tie,
     failed_grade,
     grade_from,
     graded_call,
@@ -27,6 +28,12 @@ from cejudge_dspy.methods.cejudge.graded import (
 from cejudge_dspy.methods.cejudge.program import CEJudgeProgram
 from cejudge_dspy.methods.cejudge.program import unparsed_prediction as _unparsed
 from cejudge_dspy.methods.cejudge.stages import GradeJudgment, GradeWithReference, Reference, VerdictJudgment
+from cejudge_dspy.methods.cejudge.tiebreak import (
+    DEFAULT_TIE_BREAKER,
+    TIE_BREAKERS,
+    TieBreaker,
+    likelihood_tie_break,
+)
 from cejudge_dspy.methods.cejudge.understanding import Understanding, findings
 from cejudge_dspy.methods.readings import (
     check_decision,
@@ -66,6 +73,7 @@ class PairwiseJudge(CEJudgeProgram):
         judgment: Judgment = "graded",
         grade_margin: float = DEFAULT_GRADE_MARGIN,
         reference: bool = False,
+        tie_breaker: TieBreaker = DEFAULT_TIE_BREAKER,
         **ablations: Any,
     ) -> None:
         super().__init__(task, translator, **ablations)
@@ -75,11 +83,16 @@ class PairwiseJudge(CEJudgeProgram):
             raise InputError(f"must be one of {', '.join(JUDGMENTS)}, got {judgment!r}", field="judgment")
         if not 0.0 <= grade_margin <= 1.0:
             raise InputError(f"must be in [0, 1], got {grade_margin!r}", field="grade_margin")
+        if tie_breaker not in TIE_BREAKERS:
+            raise InputError(
+                f"must be one of {', '.join(TIE_BREAKERS)}, got {tie_breaker!r}", field="tie_breaker"
+            )
         self.orders = orders
         self.decision = check_decision(decision)
         self.tie_band = check_tie_band(tie_band)
         self.judgment = judgment
         self.grade_margin = float(grade_margin)
+        self.tie_breaker = tie_breaker
         # With a reference the grades also see the judge's own short answer to the instruction, written
         # first: a small judge that does not work out "6 x 4" while grading "20" does when answering it.
         self.reference = Reference() if reference and judgment == "graded" else None
@@ -113,6 +126,7 @@ class PairwiseJudge(CEJudgeProgram):
             if self.reference:
                 found["details"] = {"reference": reference}
             grades: dict[str, GradeResult] = {}
+            tie_note = ""
             if graded:
                 grade_a, grade_b = await asyncio.gather(
                     self._grade(seen_a, "A", language, reference),
@@ -120,6 +134,16 @@ class PairwiseJudge(CEJudgeProgram):
                 )
                 grades = {"a": grade_a, "b": grade_b}
                 call = graded_call(grade_a, grade_b, self.grade_margin)
+                if call.needs_orders(self.decision) and self.tie_breaker == "likelihood":
+                    liked = await likelihood_tie_break(instruction, a, b)
+                    found.setdefault("details", {})["likelihood"] = liked.to_dict()
+                    tie_note = liked.describe()
+                    # Unscored: the grades alone decide where they differ at all (margin 0).
+                    call = (
+                        broken_tie(call, liked)
+                        if liked.p_a is not None
+                        else graded_call(grade_a, grade_b, 0.0)
+                    )
             orders: list[OrderResult] = []
             if not graded or call.needs_orders(self.decision):
                 if graded:
@@ -151,17 +175,16 @@ class PairwiseJudge(CEJudgeProgram):
             status="ok",
             verdict=argmax,
             consistent=consistent,
-            feedback=graded_feedback(grades) if graded and not orders else first.feedback if first else "",
+            feedback=graded_feedback(grades, tie_note)
+            if graded and not orders
+            else first.feedback
+            if first
+            else "",
             answers=first.answers if first else [],
             orders=orders,
             probabilities=probabilities,
             grades=grades,
-            decided_by={
-                "argmax": "grades" if graded and (call.argmax_verdict or not orders) else "orders",
-                "probability": "grades" if p_graded is not None else "orders",
-            }
-            if graded
-            else {},
+            decided_by=call.decided_by(bool(orders)) if graded else {},
             **found,
         )
         return decide(result, self.decision).to_prediction()
