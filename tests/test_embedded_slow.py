@@ -112,9 +112,10 @@ def test_a_new_process_starts_from_the_stored_prompt_prefix(
     lm: dspy.LM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The serial engine's store (`--parallel 1`; the batched engine's is tested on a toy model in
-    test_batch_engine.py). Two engines on one state directory stand for two processes: the second reads only the last token
-    of the prompt the first stored. (Its answer may differ in wording: that token's logits come from a
-    one-token batch instead of the whole prompt's, as with any reused prefix; README "Speed and cost".)"""
+    test_batch_engine.py). Two engines on one state directory stand for two processes: the second reads
+    only the last token of the prompt the first stored. (Its answer may differ in wording: that token's
+    logits come from a one-token batch instead of the whole prompt's, as with any reused prefix; README
+    "Speed and cost".)"""
     monkeypatch.setenv("CEJUDGE_PROMPT_STATES", str(tmp_path))
     evaluated: list[int] = []
     for _ in range(2):
