@@ -38,7 +38,6 @@ BATCH_PARALLEL = 4
 # (p = 0.69). With close pairs left to the likelihood, the batched engine got 60/60 (README "The embedded
 # judge on obvious items"), 1.65x faster per pairwise judgment than the serial engine.
 DEFAULT_PARALLEL = BATCH_PARALLEL
-SERIAL = 1
 N_SEQ = 16  # sequence ids: the running calls plus finished ones kept for their prefixes
 
 

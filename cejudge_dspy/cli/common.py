@@ -23,11 +23,7 @@ from cejudge_dspy.backbones import (
 )
 from cejudge_dspy.cli.program_args import program_options
 from cejudge_dspy.errors import CEJudgeError, InputError
-from cejudge_dspy.methods import (
-    auto_choice,
-    run_program,
-    run_program_identity,
-)
+from cejudge_dspy.methods import auto_choice, run_program, run_program_identity
 
 Handler = Callable[[argparse.Namespace], int]
 

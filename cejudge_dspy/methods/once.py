@@ -3,9 +3,16 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import weakref
 from typing import Any
+
+import dspy
+
+from cejudge_dspy.likelihood_check import Scorer, scorer_of
+
+logger = logging.getLogger("cejudge_dspy")
 
 
 class FirstTime:
@@ -23,3 +30,16 @@ class FirstTime:
                 return False
             self._seen.add(lm)
             return True
+
+
+def current_scorer(seen: FirstTime, consequence: str) -> Scorer | None:
+    """The current backbone's way to score a given text (likelihood_check.scorer_of), or None; when it has
+    none, say once per backbone (per `seen`: one per feature) what that means: `consequence`, a clause."""
+    score = scorer_of(lm := dspy.settings.lm)
+    if score is None and lm is not None and seen(lm):
+        logger.warning(
+            "backbone %s cannot score a given text, so %s",
+            getattr(lm, "model", type(lm).__name__),
+            consequence,
+        )
+    return score

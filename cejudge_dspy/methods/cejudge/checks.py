@@ -10,33 +10,19 @@ The language check runs first: it needs no model, and a copied source is likely 
 from __future__ import annotations
 
 import asyncio
-import logging
 from typing import Any
 
-import dspy
-
 from cejudge_dspy.language_check import check_language
-from cejudge_dspy.likelihood_check import check_likelihood, scorer_of
-from cejudge_dspy.methods.once import FirstTime
+from cejudge_dspy.likelihood_check import check_likelihood
+from cejudge_dspy.methods.once import FirstTime, current_scorer
 from cejudge_dspy.results import JudgeResult
 from cejudge_dspy.tasks import TaskSpec
 from cejudge_dspy.usage import Usage
 
-logger = logging.getLogger("cejudge_dspy")
 # What a record's `decided_by` says when a check gave the score; run summaries count each.
 LANGUAGE_CHECK, LIKELIHOOD_CHECK = "language check", "likelihood check"
 CHECK_NAMES = (LANGUAGE_CHECK, LIKELIHOOD_CHECK)
 _first_notice = FirstTime()  # LMs already reported as unable to score a text
-
-
-def _say_unavailable(lm: Any) -> None:
-    """Say once per LM that the declared likelihood check cannot run on it."""
-    if _first_notice(lm):
-        logger.warning(
-            "backbone %s cannot score a given text, so the translation-likelihood check does not run: "
-            "word salad is left to the LLM judgment (the check needs a local GGUF backbone)",
-            getattr(lm, "model", type(lm).__name__),
-        )
 
 
 def lowest_level(
@@ -75,9 +61,11 @@ async def translation_checks(
             return lowest_level(spec, found.describe(), LANGUAGE_CHECK, details, usage), details
     score = None
     if likelihood_check and spec.check_translation_likelihood:
-        score = scorer_of(lm := dspy.settings.lm)
-        if score is None and lm is not None:
-            _say_unavailable(lm)
+        score = current_scorer(
+            _first_notice,
+            "the translation-likelihood check does not run: word salad is left to the LLM judgment (the "
+            "check needs a local GGUF backbone)",
+        )
     if score is not None:
         # A forward pass on the CPU: off the event loop, so other items' calls are not held up.
         check = await asyncio.to_thread(

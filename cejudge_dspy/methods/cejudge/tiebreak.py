@@ -23,17 +23,13 @@ on long open-ended tasks it favours the plainer text. That is why it only breaks
 from __future__ import annotations
 
 import asyncio
-import logging
 import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import dspy
+from cejudge_dspy.likelihood_check import Scorer
+from cejudge_dspy.methods.once import FirstTime, current_scorer
 
-from cejudge_dspy.likelihood_check import Scorer, scorer_of
-from cejudge_dspy.methods.once import FirstTime
-
-logger = logging.getLogger("cejudge_dspy")
 _first_notice = FirstTime()  # LMs already reported as unable to score a text
 
 TieBreaker = Literal["likelihood", "orders"]
@@ -107,14 +103,11 @@ def likelihood_preference(
 async def likelihood_tie_break(instruction: str, response_a: str, response_b: str) -> LikelihoodPreference:
     """`likelihood_preference` on the current backbone, off the event loop (forward passes on the CPU,
     so other items' calls are not held up); a reason instead when it cannot score a given text."""
-    score = scorer_of(lm := dspy.settings.lm)
+    score = current_scorer(
+        _first_notice,
+        "pairs whose grades are within the grade margin are decided by the grades alone (the likelihood "
+        "tie-breaker needs a local GGUF backbone; --tie-breaker orders asks the pairwise judgment instead)",
+    )
     if score is None:
-        if lm is not None and _first_notice(lm):
-            logger.warning(
-                "backbone %s cannot score a given text, so pairs whose grades are within the grade margin "
-                "are decided by the grades alone (the likelihood tie-breaker needs a local GGUF backbone; "
-                "--tie-breaker orders asks the pairwise judgment instead)",
-                getattr(lm, "model", type(lm).__name__),
-            )
         return LikelihoodPreference(reason="the backbone cannot score a given text")
     return await asyncio.to_thread(likelihood_preference, score, instruction, response_a, response_b)
