@@ -23,7 +23,8 @@ task and configuration on an item outside the measured ones, as any earlier use 
 have left them; `--cold` skips that, so the first measured item pays for its store.
 
 `--variant KEY=VALUE` (repeatable) adds a configuration: today's default with those program options
-(the judges' keyword arguments, e.g. `directions=i2r`, `concepts=false`), judged in the same interleaving.
+(the judges' keyword arguments, e.g. `directions=i2r`, `concepts=false`), or engine options with an `lm.`
+prefix (`make_lm`'s keyword arguments, e.g. `lm.draft=true`), judged in the same interleaving.
 
 Printed: per configuration and stage, calls, prompt tokens, prompt tokens llama.cpp actually
 evaluated (the rest came from a reused prefix), output tokens and seconds; per item, seconds and
@@ -139,12 +140,17 @@ def with_variant(options: list[str]) -> dict[str, dict[str, Any]]:
     if not options:
         return dict(CONFIGS)
     program: dict[str, Any] = {}
+    lm: dict[str, Any] = {}
     for option in options:
         key, sep, value = option.partition("=")
-        if not sep or not key:
+        if not sep or not key or key == "lm.":
             raise SystemExit(f"bench_embedded.py: --variant {option!r}: expected KEY=VALUE")
-        program[key] = {"true": True, "false": False}.get(value.lower(), value)
-    return {**CONFIGS, ", ".join(options): {"lm": {}, "program": program}}
+        parsed = {"true": True, "false": False}.get(value.lower(), value)
+        if key.startswith("lm."):  # an engine option (make_lm's keyword), e.g. lm.draft=true
+            lm[key[3:]] = int(parsed) if isinstance(parsed, str) and parsed.isdigit() else parsed
+        else:
+            program[key] = parsed
+    return {**CONFIGS, ", ".join(options): {"lm": lm, "program": program}}
 
 
 def run(
@@ -189,6 +195,9 @@ def judge_fresh(
     try:
         with dspy.context(lm=lm, adapter=preferred_adapter("embedded")):
             pred, seconds = asyncio.run(judge(program, item))
+        scheduler = getattr(meter.engine, "_scheduler", None)
+        if scheduler is not None and scheduler.drafted:  # prompt-lookup drafts (lm.draft=true)
+            print(f"  drafts: {scheduler.accepted} of {scheduler.drafted} tokens kept", flush=True)
         return pred, seconds, meter.calls
     finally:
         lm.engine.close()

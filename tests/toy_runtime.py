@@ -64,6 +64,10 @@ class ToyRuntime:
         text = "".join(f"<{m['role']}>{m['content']}" for m in messages)
         return [1 + ord(c) % (VOCAB - 1) for c in text], []
 
+    def answer_tokens(self, messages: list[dict[str, str]], answer: str) -> tuple[list[int], list[int]]:
+        """The chat's tokens, then the answer's and an end of turn (as `prompt` spells characters)."""
+        return self.prompt(messages)[0], [1 + ord(c) % (VOCAB - 1) for c in answer] + [END]
+
     def sampler(self, options: dict[str, Any]) -> GreedySampler:
         return GreedySampler()
 

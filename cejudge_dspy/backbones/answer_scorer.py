@@ -3,13 +3,17 @@
 `likelihood_check.py` uses it to ask how plausible a translation is, to the backbone itself, as an answer
 to "translate this source" (Prism-src / GPTScore style); `benchmarks/likelihood_probe.py` measured it with
 this same code. It needs a `Llama` built with `logits_all=True` (one logits row per position), so it is a
-second, small-context instance beside the generating one: the weights are memory-mapped from the same file,
-the logits buffer is `n_ctx` x vocabulary floats (about 1.2 GB for Qwen2.5 at the default 2048).
+second, small-context instance beside the serial engine's generating one: the weights are memory-mapped
+from the same file, the logits buffer is `n_ctx` x vocabulary floats (about 1.2 GB for Qwen2.5 at the
+default 2048). The batched engine needs no second instance: it scores an answer as a job of its own
+scheduler, with logits only at the answer's positions (batch_engine.py), through `split_answer` and
+`token_logprob` below.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -35,20 +39,23 @@ class AnswerScorer:
 
     def split(self, messages: list[dict[str, str]], answer: str) -> tuple[str, str]:
         """The rendered prompt up to the answer, and the answer with the template's end-of-turn text."""
-        rendered = self.template(messages=[*messages, {"role": "assistant", "content": _MARKER}]).prompt
-        head, _, tail = rendered.partition(_MARKER)
-        # A template may append a generation prompt after the assistant turn; only its own turn counts.
-        end = tail.split("\n", 1)[0] if tail else ""
-        return head, answer + end
+        return split_answer(lambda m: self.template(messages=m).prompt, messages, answer)
+
+    def tokens(self, messages: list[dict[str, str]], answer: str) -> tuple[list[int], list[int]]:
+        """The prompt's tokens and the scored tokens (the answer and its end of turn)."""
+        head, scored = self.split(messages, answer)
+        tokenize = self.llama.tokenize
+        return (
+            list(tokenize(head.encode("utf-8"), add_bos=False, special=True)),
+            list(tokenize(scored.encode("utf-8"), add_bos=False, special=True)),
+        )
 
     def logprobs(self, messages: list[dict[str, str]], answer: str) -> list[float]:
         """log p(token | everything before it) for every token of `answer` (and its end of turn).
 
         Raises ValueError when prompt and answer do not fit the scorer's context."""
-        head, scored = self.split(messages, answer)
+        prompt, tokens = self.tokens(messages, answer)
         llama = self.llama
-        prompt = llama.tokenize(head.encode("utf-8"), add_bos=False, special=True)
-        tokens = llama.tokenize(scored.encode("utf-8"), add_bos=False, special=True)
         if len(prompt) + len(tokens) > llama.n_ctx():
             raise ValueError(
                 f"{len(prompt) + len(tokens)} tokens do not fit the scorer's context of {llama.n_ctx()}"
@@ -56,9 +63,23 @@ class AnswerScorer:
         llama.reset()
         llama.eval(prompt + tokens)
         logits = np.asarray(llama.scores[: len(prompt) + len(tokens)], dtype=np.float64)
-        out = []
-        for i, token in enumerate(tokens):
-            row = logits[len(prompt) + i - 1]  # the position before a token predicts it
-            top = row.max()
-            out.append(float(row[token] - (top + math.log(np.exp(row - top).sum()))))
-        return out
+        # The position before a token predicts it.
+        return [token_logprob(logits[len(prompt) + i - 1], token) for i, token in enumerate(tokens)]
+
+
+def split_answer(
+    render: Callable[[list[dict[str, str]]], str], messages: list[dict[str, str]], answer: str
+) -> tuple[str, str]:
+    """The chat template's text up to `answer` as the assistant's turn, and `answer` with the text that
+    closes that turn (`render`: messages -> the template's text)."""
+    head, _, tail = render([*messages, {"role": "assistant", "content": _MARKER}]).partition(_MARKER)
+    # A template may append a generation prompt after the assistant turn; only its own turn counts.
+    end = tail.split("\n", 1)[0] if tail else ""
+    return head, answer + end
+
+
+def token_logprob(row: Any, token: int) -> float:
+    """log softmax(row)[token], in double precision (a logits row over the vocabulary)."""
+    row = np.asarray(row, dtype=np.float64)
+    top = row.max()
+    return float(row[token] - (top + math.log(np.exp(row - top).sum())))

@@ -2,7 +2,8 @@
 the calls a judgment makes together (and those of items judged concurrently) decode together
 (batch_scheduler.py).
 
-It answers like `LlamaCppEngine` (llama_engine.py), whose loading, answer scoring and lock it inherits:
+It answers like `LlamaCppEngine` (llama_engine.py), whose loading and lock it inherits (answer scoring is
+a job of its own scheduler here):
 the same chat template, sampler chain, stop rules, token budget and `logprobs.content`. What differs is
 when tokens are computed, not which: a sequence's logits come from a batch of several rows, whose
 arithmetic may differ from a single row's in the last bits (benchmarks/bench_embedded.py counts the
@@ -159,6 +160,29 @@ class BatchedLlamaEngine(LlamaCppEngine):
             raise job.error
         return self._response(request, runtime, job, kwargs, started)
 
+    def answer_logprobs(self, messages: list[dict[str, str]], answer: str) -> list[float]:
+        """Token log probabilities of `answer` to the chat `messages`, as the serial engine's answer scorer
+        gives them (answer_scorer.py), read by this engine's own scheduler beside the calls in flight: no
+        second model instance and its logits buffer, logits only at the answer's positions, and the
+        instruction's prefix shared with any sequence that holds it. Raises ValueError when the text
+        does not fit a call's context."""
+        with self._lock:
+            runtime = self._load_locked()
+            scheduler = self._scheduler
+        assert scheduler is not None
+        prompt, tokens = runtime.answer_tokens(messages, answer)
+        if len(prompt) + len(tokens) > self.n_ctx:
+            raise ValueError(f"{len(prompt) + len(tokens)} tokens do not fit the context of {self.n_ctx}")
+        job = Job(
+            prompt=prompt + tokens, max_tokens=0, stop=[], make_sampler=lambda: None, score_from=len(prompt)
+        )
+        scheduler.submit(job).done.wait()
+        if isinstance(job.error, NoRoom):
+            raise ValueError(str(job.error)) from job.error
+        if job.error is not None:
+            raise job.error
+        return job.logprobs
+
     def _response(
         self, request: lm15.Request, runtime: Any, job: Job, kwargs: dict[str, Any], started: float
     ) -> lm15.Response:
@@ -204,4 +228,4 @@ class BatchedLlamaEngine(LlamaCppEngine):
             scheduler.close()
         if runtime is not None:
             runtime.close()
-        super().close()  # the Llama that lent the model, and the answer scorer
+        super().close()  # the Llama that lent the model

@@ -55,6 +55,9 @@ class Job:
     make_sampler: Callable[[], Any]
     # A recorder is called with (input ids, logits) before each sampling, like a logits processor.
     make_recorder: Callable[[], Any] | None = None
+    # A scoring job generates nothing: it reads `prompt` and keeps, in `logprobs`, the log probability of
+    # every token from this index on given those before it (answer_scorer.py's measure, in the batch).
+    score_from: int | None = None
     error: BaseException | None = None
     done: threading.Event = field(default_factory=threading.Event)
 
@@ -72,6 +75,17 @@ class Job:
         self.text = b""
         self.finish: str | None = None
         self.draft_len = 4  # prompt-lookup drafts to try next; grows while they are right
+        self.logprobs: list[float] = []  # a scoring job's, one per token from `score_from` on
+
+    @property
+    def read_from(self) -> int:
+        """The first position the job must evaluate itself, for its logits: the last prompt token, or for a
+        scoring job the token before the first scored one (a shared prefix serves only what precedes it)."""
+        return len(self.prompt) - 1 if self.score_from is None else max(0, self.score_from - 1)
+
+    def wants_logits(self, pos: int) -> bool:
+        """Whether a scoring job needs the logits at prompt position `pos` (they predict token pos + 1)."""
+        return self.score_from is not None and self.score_from - 1 <= pos < len(self.prompt) - 1
 
     @property
     def evaluated(self) -> int:

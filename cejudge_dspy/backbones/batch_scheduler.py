@@ -18,6 +18,7 @@ import contextlib
 import threading
 from collections import Counter, OrderedDict, deque
 
+from cejudge_dspy.backbones.answer_scorer import token_logprob
 from cejudge_dspy.backbones.batch_jobs import Job, NoRoom, Prefixes, Runtime, lookup_drafts
 from cejudge_dspy.backbones.prefix_cache import common_prefix
 
@@ -152,7 +153,7 @@ class BatchScheduler:
             return False
         held = self._best_source(job.prompt)[1]
         return any(
-            len(j.kv) < len(j.prompt) and min(common_prefix(j.prompt, job.prompt), len(job.prompt) - 1) > held
+            len(j.kv) < len(j.prompt) and min(common_prefix(j.prompt, job.prompt), job.read_from) > held
             for j in self._active
         )
 
@@ -166,7 +167,7 @@ class BatchScheduler:
                     self._kept[seq] = tokens
                     best, best_len = seq, common_prefix(tokens, job.prompt)
         job.seq = self._free_seq(keep=best)
-        best_len = min(best_len, len(job.prompt) - 1)  # the last prompt token is read for its logits
+        best_len = min(best_len, job.read_from)  # a token whose logits are needed is read by the job
         if best_len > 0:
             self.runtime.copy_prefix(best, job.seq, best_len)
             if best in self._kept:
@@ -188,9 +189,12 @@ class BatchScheduler:
             todo = job.todo()[:room]
             last = len(job.kv) + len(todo) == len(job.prompt) + len(job.generated)
             drafts = self._drafts(job, room - 1) if last and job.generated and decoding <= DRAFT_JOBS else []
+            scoring = job.score_from is not None
             for k, token in enumerate(todo + drafts):
-                entries.append((token, len(job.kv) + k, job.seq, last and k >= len(todo) - 1))
-            chunks.append((job, todo, len(entries) - 1 - len(drafts) if last else None, drafts))
+                wants = job.wants_logits(len(job.kv) + k) if scoring else last and k >= len(todo) - 1
+                entries.append((token, len(job.kv) + k, job.seq, wants))
+            index = len(entries) - len(todo) if scoring else len(entries) - 1 - len(drafts) if last else None
+            chunks.append((job, todo, index, drafts))
         if not entries:
             return
         if (status := self.runtime.decode(entries)) != 0:
@@ -200,6 +204,9 @@ class BatchScheduler:
             return
         self.rows[sum(index is not None for _, _, index, _ in chunks)] += 1
         for job, todo, index, drafts in chunks:
+            if job.score_from is not None:
+                self._score(job, todo, index)
+                continue
             had_prompt = len(job.kv) >= len(job.prompt)
             job.kv.extend(todo)
             if not had_prompt and len(job.kv) >= len(job.prompt):
@@ -209,6 +216,18 @@ class BatchScheduler:
             if index is not None:
                 self._sample(job, index)
                 self._verify(job, index, drafts)
+
+    def _score(self, job: Job, todo: list[int], first: int | None) -> None:
+        """A scoring job's chunk was read: keep the log probability of each next token its logits predict;
+        done once the whole text is read (nothing is generated, nothing offered to the disk store)."""
+        assert first is not None
+        for k in range(len(todo)):
+            pos = len(job.kv) + k
+            if job.wants_logits(pos):
+                job.logprobs.append(token_logprob(self.runtime.logits(first + k), job.prompt[pos + 1]))
+        job.kv.extend(todo)
+        if len(job.kv) >= len(job.prompt):
+            self._finish(job, "scored")
 
     def _drafts(self, job: Job, room: int) -> list[int]:
         """Tokens guessed from an earlier occurrence of the job's last few tokens (prompt lookup)."""

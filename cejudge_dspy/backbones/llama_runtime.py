@@ -52,6 +52,7 @@ class LlamaRuntime:
             stop_token_ids=[eos],
         )
         self._seed_lock = threading.Lock()
+        self._texts: Any = None
 
     def prompt(self, messages: list[dict[str, str]]) -> tuple[list[int], list[str]]:
         """The prompt tokens and extra stop strings, as `create_chat_completion` builds them."""
@@ -61,6 +62,15 @@ class LlamaRuntime:
         )
         stop = result.stop if isinstance(result.stop, list) else [result.stop] if result.stop else []
         return list(tokens), stop
+
+    def answer_tokens(self, messages: list[dict[str, str]], answer: str) -> tuple[list[int], list[int]]:
+        """The tokens of `messages` up to `answer` as the assistant's turn, and those of the answer with its
+        end of turn, as the serial engine's answer scorer splits them (answer_scorer.py)."""
+        if self._texts is None:
+            from cejudge_dspy.backbones.answer_scorer import AnswerScorer
+
+            self._texts = AnswerScorer(self.llama)  # its template and tokenizer only: no logits needed
+        return self._texts.tokens(messages, answer)
 
     def sampler(self, options: dict[str, Any]) -> Any:
         """A sampler chain as `Llama.create_completion` makes one (grammar included, if given)."""
