@@ -5,6 +5,7 @@ Fake engines only; numbers worked out by hand."""
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,11 +56,24 @@ def test_likelihood_preference_scores_both_responses_as_answers_to_the_instructi
         return {"7": [-0.2, -0.1], "9": [-2.0, -0.5, -0.5]}[answer]
 
     pref = likelihood_preference(score, "Name a prime number.", "9", "7")
-    assert asked == [([{"role": "user", "content": "Name a prime number."}], a) for a in ("9", "7")]
+    assert sorted(asked, key=lambda q: q[1]) == [
+        ([{"role": "user", "content": "Name a prime number."}], a) for a in ("7", "9")
+    ]
     # Means -1.0 (3 tokens) and -0.15 (2): per token, so the shorter answer gains nothing from its length.
     assert (pref.mean_a, pref.mean_b, pref.tokens_a, pref.tokens_b) == (-1.0, -0.15, 3, 2)
     assert pref.p_a == pytest.approx(1 / (1 + math.exp(0.85)), abs=1e-4) and pref.verdict == "B"
     assert "response B more likely" in pref.describe() and "A -1.00, B -0.15" in pref.describe()
+
+
+def test_both_responses_are_scored_at_once() -> None:
+    """The batched engine reads both texts in the same decode calls only if both jobs are in flight."""
+    both_in = threading.Barrier(2, timeout=10)  # broken (an error) if the second call never comes meanwhile
+
+    def score(messages: list[dict[str, str]], answer: str) -> list[float]:
+        both_in.wait()
+        return [-0.5] if answer == "7" else [-2.0]
+
+    assert likelihood_preference(score, "Name a prime number.", "9", "7").verdict == "B"
 
 
 def test_a_response_that_cannot_be_scored_leaves_a_reason_and_no_preference() -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -85,10 +86,16 @@ def likelihood_preference(
 ) -> LikelihoodPreference:
     """Both responses scored by `score` as answers to `instruction` (one user turn, as a user asked it)."""
     messages = [{"role": "user", "content": instruction}]
+    # Both at once: the batched engine then reads the two texts in the same decode calls, and its second
+    # job starts from the instruction's prefix (a serial scorer takes them one after the other anyway).
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        pending = {
+            name: pool.submit(score, messages, text) for name, text in (("a", response_a), ("b", response_b))
+        }
     means: dict[str, tuple[float, int]] = {}
-    for name, response in (("a", response_a), ("b", response_b)):
+    for name, future in pending.items():
         try:
-            logprobs = score(messages, response)
+            logprobs = future.result()
         except ValueError as exc:  # longer than the scorer's context
             return LikelihoodPreference(reason=f"response {name.upper()} could not be scored: {exc}")
         if not logprobs:
