@@ -72,6 +72,7 @@ def test_the_engine_scores_without_a_second_model(tmp_path: Path) -> None:
     try:
         assert eng.answer_logprobs(messages, "dog") == pytest.approx(expected(prompt, answer), rel=1e-12)
         assert eng._scorer is None  # the serial engine's logits_all instance was never built
+        assert eng._scheduler is not None and set(eng._scheduler.rows) == {0}  # no token was generated
         with pytest.raises(ValueError, match="do not fit the context of 64"):
             eng.answer_logprobs(messages, "x" * 80)
     finally:

@@ -202,7 +202,8 @@ class BatchScheduler:
                 raise RuntimeError(f"llama_decode failed ({status})")
             self._make_room()
             return
-        self.rows[sum(index is not None for _, _, index, _ in chunks)] += 1
+        # A scoring job's logits give no sequence a token: only completions count.
+        self.rows[sum(index is not None and job.score_from is None for job, _, index, _ in chunks)] += 1
         for job, todo, index, drafts in chunks:
             if job.score_from is not None:
                 self._score(job, todo, index)
