@@ -95,7 +95,7 @@ class BatchedLlamaEngine(LlamaCppEngine):
         super().__init__(model_path, **options)
         self.parallel = parallel
         self.reuse_prefixes = reuse_prefixes  # False: every prompt is read whole (make_lm's cache off)
-        self.draft = draft  # prompt-lookup drafts verified in the batch (batch_scheduler.py)
+        self.draft = draft  # prompt-lookup drafts verified in the batch (batch_steps.py)
         self._runtime_factory = runtime_factory  # tests pass a toy model
         self._runtime: Any = None
         self._scheduler: BatchScheduler | None = None

@@ -10,27 +10,24 @@ serial engine leaves that throughput unused, and most of an item's time is now d
 The scheduler is pure Python over a small `Runtime` (batch_engine.py's wraps llama.cpp; the tests' a
 toy model), so its bookkeeping is tested without a model. Invariant: `job.kv` lists exactly the tokens
 whose keys and values the job's sequence holds, at positions 0..len-1.
+
+This module holds the queue, the thread and admission (which sequence a job gets, which prefix it copies);
+the decode step itself, and how a job finishes or fails, are in batch_steps.py.
 """
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections import Counter, OrderedDict, deque
 
-from cejudge_dspy.backbones.answer_scorer import token_logprob
-from cejudge_dspy.backbones.batch_jobs import Job, NoRoom, Prefixes, Runtime, lookup_drafts
+from cejudge_dspy.backbones.batch_jobs import Job, NoRoom, Prefixes, Runtime
+from cejudge_dspy.backbones.batch_steps import DecodeSteps
 from cejudge_dspy.backbones.prefix_cache import common_prefix
-
-# Drafts are verified only while at most this many jobs decode: each draft is another row of the batch,
-# and on 2 cores a step of 4 rows costs 1.8 steps of one (benchmarks/bench_batch_decode.py).
-DRAFT_JOBS = 2
-MAX_DRAFT = 8
 
 __all__ = ["BatchScheduler", "Job", "NoRoom"]
 
 
-class BatchScheduler:
+class BatchScheduler(DecodeSteps):
     """Runs jobs on a runtime, at most `max_active` at a time, in one thread of its own."""
 
     def __init__(
@@ -42,7 +39,7 @@ class BatchScheduler:
         draft: bool = False,
     ) -> None:
         self.runtime = runtime
-        self.draft = draft  # prompt-lookup drafts, verified in the same decode call (see _verify)
+        self.draft = draft  # prompt-lookup drafts, verified in the same decode call (batch_steps.py)
         self.drafted = self.accepted = 0
         self.reuse = reuse  # False: no prefix is shared or kept, every prompt is read whole
         # Two ids stay free of running jobs: one for a restored prefix, one to evict into.
@@ -110,19 +107,6 @@ class BatchScheduler:
                 with self._cond:
                     self._fail(list(self._active), exc)
 
-    def _fail(self, jobs: list[Job], exc: BaseException) -> None:
-        for job in jobs:
-            if job.seq >= 0:  # what a failed batch left in its sequences is unknown: start clean
-                with contextlib.suppress(Exception):
-                    self.runtime.drop(job.seq)
-            if job in self._active:
-                self._active.remove(job)
-            if job in self._pending:
-                self._pending.remove(job)
-            job.error = exc
-            job.done.set()
-        self._dirty, self._held = True, False
-
     def _free_seq(self, keep: int) -> int:
         """A sequence id for a new job; `keep` (the prefix it copies from) is never the one dropped."""
         used = {j.seq for j in self._active} | set(self._kept)
@@ -174,121 +158,3 @@ class BatchScheduler:
                 self._kept.move_to_end(best)
         job.kv, job.reused = job.prompt[:best_len], best_len
         self._active.append(job)
-
-    def step(self) -> None:
-        """One decode call: a token of every decoding job (with its drafts), then prompt chunks as room
-        allows."""
-        entries: list[tuple[int, int, int, bool]] = []
-        chunks: list[tuple[Job, list[int], int | None, list[int]]] = []  # job, tokens, logits index, drafts
-        decoding = sum(1 for j in self._active if j.generated and len(j.todo()) == 1)
-        # Decoding jobs (one token to read) first, so a long prompt never holds them back.
-        for job in sorted(self._active, key=lambda j: len(j.todo())):
-            room = self.runtime.n_batch - len(entries)
-            if room <= 0:
-                break
-            todo = job.todo()[:room]
-            last = len(job.kv) + len(todo) == len(job.prompt) + len(job.generated)
-            drafts = self._drafts(job, room - 1) if last and job.generated and decoding <= DRAFT_JOBS else []
-            scoring = job.score_from is not None
-            for k, token in enumerate(todo + drafts):
-                wants = job.wants_logits(len(job.kv) + k) if scoring else last and k >= len(todo) - 1
-                entries.append((token, len(job.kv) + k, job.seq, wants))
-            index = len(entries) - len(todo) if scoring else len(entries) - 1 - len(drafts) if last else None
-            chunks.append((job, todo, index, drafts))
-        if not entries:
-            return
-        if (status := self.runtime.decode(entries)) != 0:
-            if status != 1:
-                raise RuntimeError(f"llama_decode failed ({status})")
-            self._make_room()
-            return
-        # A scoring job's logits give no sequence a token: only completions count.
-        self.rows[sum(index is not None and job.score_from is None for job, _, index, _ in chunks)] += 1
-        for job, todo, index, drafts in chunks:
-            if job.score_from is not None:
-                self._score(job, todo, index)
-                continue
-            had_prompt = len(job.kv) >= len(job.prompt)
-            job.kv.extend(todo)
-            if not had_prompt and len(job.kv) >= len(job.prompt):
-                self._dirty = True  # a job waiting for this prompt's prefix may start now
-                if self.prefixes is not None:
-                    self.prefixes.offer(job)
-            if index is not None:
-                self._sample(job, index)
-                self._verify(job, index, drafts)
-
-    def _score(self, job: Job, todo: list[int], first: int | None) -> None:
-        """A scoring job's chunk was read: keep the log probability of each next token its logits predict;
-        done once the whole text is read (nothing is generated, nothing offered to the disk store)."""
-        assert first is not None
-        for k in range(len(todo)):
-            pos = len(job.kv) + k
-            if job.wants_logits(pos):
-                job.logprobs.append(token_logprob(self.runtime.logits(first + k), job.prompt[pos + 1]))
-        job.kv.extend(todo)
-        if len(job.kv) >= len(job.prompt):
-            self._finish(job, "scored")
-
-    def _drafts(self, job: Job, room: int) -> list[int]:
-        """Tokens guessed from an earlier occurrence of the job's last few tokens (prompt lookup)."""
-        n = min(job.draft_len, room, job.max_tokens - len(job.generated) - 1)
-        return lookup_drafts(job.prompt + job.generated, n) if self.draft and n > 0 else []
-
-    def _verify(self, job: Job, index: int, drafts: list[int]) -> None:
-        """Keep the drafts greedy decoding agrees with: while the token just sampled is the next draft, that
-        draft's keys and values are right and its logits give the token after it. Sampling stays one token
-        at a time through the job's own sampler, so penalties and recorders see what they would have."""
-        accepted = 0
-        while accepted < len(drafts) and job.finish is None and job.generated[-1] == drafts[accepted]:
-            job.kv.append(drafts[accepted])
-            accepted += 1
-            self._sample(job, index + accepted)
-        if drafts:
-            self.runtime.trim(job.seq, len(job.kv))  # the rest were guessed wrong: forget them
-            self.drafted += len(drafts)
-            self.accepted += accepted
-            job.draft_len = min(2 * job.draft_len, MAX_DRAFT) if accepted == len(drafts) else max(1, accepted)
-
-    def _make_room(self) -> None:
-        """The KV cache is full: drop a kept prefix, or restart the newest job later."""
-        if self._kept:
-            seq, _ = self._kept.popitem(last=False)
-            self.runtime.drop(seq)
-            return
-        if len(self._active) <= 1:  # nothing left to make room with: this call alone cannot fit
-            job = self._active.pop()
-            with self._cond:
-                self._fail([job], NoRoom("one call needs more of the KV cache than the context holds"))
-            return
-        job = self._active.pop()
-        self.runtime.drop(job.seq)
-        job.reset()
-        with self._cond:
-            self._pending.appendleft(job)
-            self._held = True
-
-    def _sample(self, job: Job, index: int) -> None:
-        if job.recorder is not None:
-            job.recorder(job.prompt + job.generated, self.runtime.logits(index))
-        token = self.runtime.sample(job.sampler, index)
-        if self.runtime.is_end(token):
-            return self._finish(job, "stop")
-        job.generated.append(token)
-        job.text = self.runtime.detokenize(job.generated, job.prompt)
-        for stop in job.stop:
-            if (at := job.text.find(stop.encode("utf-8"))) >= 0:
-                job.text = job.text[:at]
-                return self._finish(job, "stop")
-        if len(job.generated) >= job.max_tokens:
-            self._finish(job, "length")
-
-    def _finish(self, job: Job, reason: str) -> None:
-        job.finish = reason
-        self._active.remove(job)
-        if self.reuse:
-            self._kept[job.seq] = job.kv
-        else:
-            self.runtime.drop(job.seq)
-        self._dirty, self._held = True, False
-        job.done.set()
