@@ -171,10 +171,45 @@ def test_pointwise_judgment_on_the_translation_says_english() -> None:
     assert (default.inputs["response"], default.inputs["response_language"]) == (translation, "German")
 
 
+def test_pointwise_judgment_without_answers_reads_the_checklist_and_writes_none() -> None:
+    from cejudge_dspy.methods.cejudge.signatures import ANSWER_STEP, SILENT_STEP
+
+    lm, engine = fake_lm()
+    source, translation = "The cat sleeps.", "Die Katze schläft."
+    results, prompts = {}, {}
+    for answers in (True, False):
+        program = PointwiseJudge("literary", language_check=False, answers=answers)
+        with dspy.context(lm=lm):
+            results[answers] = program(
+                instruction=source, response=translation, language="en", response_language="de"
+            ).result
+        prompts[answers] = " ".join(lm.history[-1]["messages"][0]["content"].split())
+    answered, silent = engine.stage_calls("score")
+    # The same checklist, texts and reference reach both judgments; only what they write differs.
+    assert answered.inputs == silent.inputs and "checklist" in silent.inputs
+    assert results[True].answers == ["q -> fine"] and results[False].answers == []
+    assert results[True].score == results[False].score == 5 and results[False].status == "ok"
+    assert ANSWER_STEP in prompts[True] and SILENT_STEP not in prompts[True]
+    assert SILENT_STEP in prompts[False] and ANSWER_STEP not in prompts[False]
+    assert "`answers`" in prompts[True] and "`answers`" not in prompts[False]
+    # The ablation removes no stage: both judgments made the same calls.
+    half = len(engine.calls) // 2
+    assert Counter(c.stage for c in engine.calls[:half]) == Counter(c.stage for c in engine.calls[half:])
+
+
+def test_without_answers_needs_a_judgment_that_answers() -> None:
+    from cejudge_dspy.methods.cejudge.signatures import GradeResponse, without_answers
+
+    with pytest.raises(ValueError, match="GradeResponse has no answering step"):
+        without_answers(GradeResponse)
+
+
 def test_stage_names_stay_the_same_under_every_ablation() -> None:
     names = [n for n, _ in PairwiseJudge("chat").named_predictors()]
     for options in ({"concepts": False}, {"directions": "r2i"}, {"judge_on": "translated"}):
         assert [n for n, _ in PairwiseJudge("chat", **options).named_predictors()] == names
+    pointwise = [n for n, _ in PointwiseJudge("literary").named_predictors()]
+    assert [n for n, _ in PointwiseJudge("literary", answers=False).named_predictors()] == pointwise
 
 
 @pytest.mark.parametrize(
@@ -248,6 +283,8 @@ def test_a_resume_with_another_ablation_is_refused(
         (["--method", "direct", "--no-concepts"], "--no-concepts"),
         (["--method", "direct", "--judge-on", "translated"], "--judge-on"),
         (["--language-check", "off"], "--language-check"),  # chat declares no language check
+        (["--no-answers"], "--no-answers"),  # chat's graded judgment writes no answers
+        (["--method", "direct", "--no-answers"], "--no-answers"),
     ],
 )
 def test_an_ablation_that_does_not_apply_is_refused(
@@ -291,3 +328,23 @@ def test_runs_recorded_before_the_ablation_options_resume_as_they_were_judged() 
     assert identity_diff(direct, {**direct, **dict.fromkeys(keys)}, keys) == ""
     chat = {"task": "chat", "method": "cejudge", "judgment": "graded"}
     assert identity_diff(chat, {**chat, **now, "language_check": None}, keys) == ""
+
+
+def test_no_answers_is_in_a_pointwise_run_identity_and_old_runs_resume_with_answers(tmp_path: Path) -> None:
+    from cejudge_dspy.evaluation.run_dir import identity_diff
+
+    liteval = FIXTURES / "liteval"
+    argv = ["evaluate", "--task", "literary", "--data", str(liteval), "--lm", "simulated:0", "--limit", "2"]
+    assert main([*argv, "--bootstrap", "0", "--out", str(tmp_path / "silent"), "--no-answers"]) == 0
+    assert main([*argv, "--bootstrap", "0", "--out", str(tmp_path / "base")]) == 0
+    silent = json.loads((tmp_path / "silent" / "run.json").read_text())
+    base = json.loads((tmp_path / "base" / "run.json").read_text())
+    assert (silent["answers"], base["answers"]) == (False, True)
+    records = [json.loads(x) for x in (tmp_path / "silent" / "results.jsonl").read_text().splitlines()]
+    assert records and all(r["result"]["answers"] == [] for r in records)
+    # A pointwise CE-Judge run from before the option wrote answers; a pairwise one has no such setting.
+    older = {"task": "literary", "method": "cejudge"}
+    assert identity_diff(older, {**older, "answers": True}, ("answers",)) == ""
+    assert identity_diff(older, {**older, "answers": False}, ("answers",)) == "answers: True -> False"
+    chat = {"task": "chat", "method": "cejudge", "judgment": "graded"}
+    assert identity_diff(chat, {**chat, "answers": None}, ("answers",)) == ""

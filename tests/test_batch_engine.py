@@ -229,6 +229,39 @@ def test_stage_prefixes_stored_on_disk_serve_a_fresh_engine(tmp_path: Path) -> N
     second.close()
 
 
+def test_a_variant_of_a_stage_prompt_is_stored_as_its_own_family(tmp_path: Path) -> None:
+    """Two variants of one stage (an ablation's instruction) share the adapter's long opening but part
+    inside the system turn: each is stored and each serves its own next call; another item of the same
+    variant, which differs only after the system turn, is not stored again."""
+    states = tmp_path / "states"
+    opening = "Your input fields are: a long list of fields that every stage variant shares. " * 4
+    variants = [opening + "Answer the checklist.", opening + "Read the checklist for yourself."]
+
+    def ask(eng: BatchedLlamaEngine, system: str, item: str) -> dict[str, Any]:
+        eng.call_log = []
+        eng.complete(
+            lm15.Request(
+                model="llamacpp/toy",
+                system=system,
+                messages=(lm15.Message.user(item),),
+                config=lm15.Config(max_tokens=3),
+            )
+        )
+        return eng.call_log[0]
+
+    first = engine(tmp_path, states=states)
+    for system in variants:
+        ask(first, system, "item one")
+    ask(first, variants[0], "item two")
+    first.close()
+    assert len(opening) > 128 and len(SequenceStates(ToyRuntime(), states).store) == 2
+    second = engine(tmp_path, states=states)
+    for system in variants:
+        call = ask(second, system, "item three")
+        assert call["evaluated"] < 20, call  # its own variant restored: only the item's words re-read
+    second.close()
+
+
 # -- choosing the engine, and the benchmark's agreement line ---------------------------------------------
 
 

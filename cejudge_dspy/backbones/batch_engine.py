@@ -64,7 +64,7 @@ class SequenceStates:
 
     def offer(self, job: Job) -> None:
         tokens = np.asarray(job.prompt, dtype=np.int64)
-        if not self.store.wants(tokens, common_prefix):
+        if not self.store.wants(tokens, common_prefix, cover=job.stage_len):
             return
         blob = self.runtime.save_seq(job.seq)
         self.store.save(
@@ -151,6 +151,7 @@ class BatchedLlamaEngine(LlamaCppEngine):
             stop=list(kwargs["stop"]) + template_stop,
             make_sampler=lambda: runtime.sampler(options),
             make_recorder=(lambda: TopLogprobs(k or 1)) if k is not None else None,
+            stage_len=_system_turn(runtime, kwargs["messages"], prompt),
         )
         started = time.perf_counter()
         scheduler.submit(job).done.wait()
@@ -229,3 +230,11 @@ class BatchedLlamaEngine(LlamaCppEngine):
         if runtime is not None:
             runtime.close()
         super().close()  # the Llama that lent the model
+
+
+def _system_turn(runtime: Any, messages: list[dict[str, str]], prompt: list[int]) -> int:
+    """How many leading tokens of `prompt` its system message accounts for (0 without one): the chat
+    with that message alone parts from the whole chat where the next turn begins."""
+    if not messages or messages[0].get("role") != "system" or len(messages) == 1:
+        return 0
+    return common_prefix(prompt, runtime.prompt(messages[:1])[0])

@@ -55,6 +55,9 @@ class Job:
     make_sampler: Callable[[], Any]
     # A recorder is called with (input ids, logits) before each sampling, like a logits processor.
     make_recorder: Callable[[], Any] | None = None
+    # The prompt's leading tokens that every call of its stage shares (its system turn; 0 when unknown):
+    # the prefix store keeps a new family for a prompt whose system turn no stored prefix covers.
+    stage_len: int = 0
     # A scoring job generates nothing: it reads `prompt` and keeps, in `logprobs`, the log probability of
     # every token from this index on given those before it (answer_scorer.py's measure, in the batch).
     score_from: int | None = None

@@ -80,12 +80,19 @@ def check_program_options(args: argparse.Namespace, spec: TaskSpec) -> None:
             ("--no-concepts", getattr(args, "no_concepts", False)),
             ("--directions", getattr(args, "directions", "both") != "both"),
             ("--judge-on", getattr(args, "judge_on", "original") != "original"),
+            ("--no-answers", getattr(args, "no_answers", False)),
         )
         if on
     ]
     if ablated and args.method != "cejudge":
         raise InputError(
             f"is an ablation of CE-Judge; --method {args.method} has no such stage", field=ablated[0]
+        )
+    if getattr(args, "no_answers", False) and spec.mode != "pointwise":
+        raise InputError(
+            f"is for pointwise tasks; task '{spec.name}' is pairwise, whose default graded judgment writes "
+            "no answers (the paper's pairwise judgment keeps its own)",
+            field="--no-answers",
         )
     if getattr(args, "reference", None) is not None and not referenced(args, spec):
         raise InputError(
@@ -152,6 +159,7 @@ def run_identity(
         "concepts": not args.no_concepts if cejudge else None,
         "directions": args.directions if cejudge else None,
         "judge_on": args.judge_on if cejudge else None,
+        "answers": not getattr(args, "no_answers", False) if cejudge and spec.mode == "pointwise" else None,
         "language_check": args.language_check != "off" if language_checked(args, spec) else None,
         "likelihood_check": (
             getattr(args, "likelihood_check", None) != "off" if likelihood_checked(args, spec) else None

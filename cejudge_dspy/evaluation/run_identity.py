@@ -41,6 +41,7 @@ IDENTITY_KEYS = (
     "concepts",
     "directions",
     "judge_on",
+    "answers",
     "language_check",
     "likelihood_check",
     "data_sha256",
@@ -85,6 +86,8 @@ LATER_KEYS: dict[str, Any] = {
     "concepts": lambda run: True if _cejudge(run) else None,
     "directions": lambda run: "both" if _cejudge(run) else None,
     "judge_on": lambda run: "original" if _cejudge(run) else None,
+    # CE-Judge's pointwise judgment wrote its checklist answers before `answers` became an option.
+    "answers": lambda run: True if _pointwise_spec(run) is not None else None,
     "language_check": lambda run: ("judgment" in run) if _checked(run, "check_response_language") else None,
     "likelihood_check": lambda run: False if _checked(run, "check_translation_likelihood") else None,
     "repeat_penalty": lambda run: 1.1 if is_local(run.get("lm")) else None,

@@ -58,6 +58,7 @@ def cejudge_program(
     concepts: bool = True,
     directions: Directions = "both",
     judge_on: JudgeOn = "original",
+    answers: bool = True,
     **_: Any,
 ) -> dspy.Module:
     """The `cejudge` method: the task's pairwise or pointwise CE-Judge (ablations: see program.py).
@@ -84,5 +85,6 @@ def cejudge_program(
         language_check=language_check,
         likelihood_check=likelihood_check,
         reference=reference,
+        answers=answers,
         **ablations,
     )

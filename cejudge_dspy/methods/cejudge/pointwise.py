@@ -5,6 +5,7 @@ checks that decide without an LLM judgment (checks.py). For an item whose respon
 than its source (a translation), the judge first translates the source itself, and the judgment reads that
 reference beside the response (`reference=False` turns it off); the record keeps it under
 `details["reference"]`.
+`answers=False` is an ablation: the judgment reads the checklist but writes no answers to it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,13 @@ from cejudge_dspy.languages import language_name, normalize_language
 from cejudge_dspy.methods.cejudge.checks import translation_checks
 from cejudge_dspy.methods.cejudge.program import CEJudgeProgram
 from cejudge_dspy.methods.cejudge.program import unparsed_prediction as _unparsed
-from cejudge_dspy.methods.cejudge.stages import ReferenceTranslation, ScoreJudgment, ScoreWithReference
+from cejudge_dspy.methods.cejudge.stages import (
+    ReferenceTranslation,
+    ScoreJudgment,
+    ScoreUnanswered,
+    ScoreWithReference,
+    ScoreWithReferenceUnanswered,
+)
 from cejudge_dspy.methods.cejudge.understanding import Understanding, findings
 from cejudge_dspy.methods.readings import check_decision, score_probabilities
 from cejudge_dspy.methods.stages import StageFailure
@@ -42,6 +49,7 @@ class PointwiseJudge(CEJudgeProgram):
         language_check: bool = True,
         likelihood_check: bool = True,
         reference: bool = True,
+        answers: bool = True,
         **ablations: Any,
     ) -> None:
         super().__init__(task, translator, **ablations)
@@ -50,11 +58,15 @@ class PointwiseJudge(CEJudgeProgram):
         # see checks.py); False runs the LLM judgment on every item.
         self.language_check = language_check
         self.likelihood_check = likelihood_check
-        self.judge = ScoreJudgment()
+        # `answers=False` (an ablation): the judgment reads the checklist without writing answers to it.
+        # Same attribute names, other fields: a saved program of the other kind does not load (saved.py).
+        self.answers = bool(answers)
+        self.judge = ScoreJudgment() if self.answers else ScoreUnanswered()
         # The judge's own translation of the source, read beside the response: on the embedded 1.5B
         # backbone it tells a fluent translation that says something else from a faithful one (README).
         self.reference = ReferenceTranslation() if reference else None
-        self.judge_with_reference = ScoreWithReference() if reference else None
+        with_reference = ScoreWithReference if self.answers else ScoreWithReferenceUnanswered
+        self.judge_with_reference = with_reference() if reference else None
 
     async def aforward(
         self, instruction: str, response: str, language: str = "en", response_language: str | None = None
@@ -98,7 +110,7 @@ class PointwiseJudge(CEJudgeProgram):
             status="ok",
             score=pred.score,
             feedback=pred.feedback,
-            answers=list(pred.answers),
+            answers=list(getattr(pred, "answers", None) or []),
             probabilities=score_probabilities(pred, sorted(self.spec.scale)),
             details=checked,
             **found,

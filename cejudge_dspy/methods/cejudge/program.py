@@ -11,6 +11,7 @@ exactly one thing, and the stages it makes useless are not called:
 - `judge_on="translated"`: the judgment reads the English texts the checklists were written from
   (languages given as English) instead of the originals; its instruction is unchanged.
 - without translation is the translator `none`: the checklists are written from the original texts.
+- `answers=False` (pointwise judge only): the judgment reads the checklist but writes no answers to it.
 """
 
 from __future__ import annotations

@@ -232,3 +232,23 @@ class PointwiseJudgmentWithReference(dspy.Signature):
     score: int = dspy.OutputField(desc="One integer level from the scale.")
     source_language: str = dspy.InputField(desc="The language of the instruction or source text.")
     response_language: str = dspy.InputField(desc="The language the response must be written in.")
+
+
+# The judgment's step the `answers=False` ablation replaces (the pointwise judgments state it word for word).
+ANSWER_STEP = (
+    "First answer the checklist items that are most useful for telling the quality of this response (at most "
+    "five), each briefly and grounded in the text."
+)
+SILENT_STEP = "Use the checklist's questions to look at the response: answer them for yourself."
+
+
+def without_answers(signature: type[dspy.Signature]) -> type[dspy.Signature]:
+    """`signature` without its `answers` output: the judge reads the checklist and answers it for itself.
+
+    Why: on the embedded 1.5B backbone the written answers are mostly the checklist's questions copied
+    back or restated as praise (README, "The embedded judge on obvious items"), and they are most of the
+    tokens the judgment writes. Paragraphs are rejoined without their line breaks."""
+    text = "\n\n".join(" ".join(p.split()) for p in signature.instructions.split("\n\n"))
+    if ANSWER_STEP not in text:
+        raise ValueError(f"{signature.__name__} has no answering step to replace")
+    return signature.delete("answers").with_instructions(text.replace(ANSWER_STEP, SILENT_STEP))

@@ -127,6 +127,18 @@ class ScoreWithReference(ScoreJudgment):
     signature = sig.PointwiseJudgmentWithReference
 
 
+class ScoreUnanswered(ScoreJudgment):
+    """The pointwise judgment that reads the checklist without writing answers (`answers=False`)."""
+
+    signature = sig.without_answers(sig.PointwiseJudgment)
+
+
+class ScoreWithReferenceUnanswered(ScoreJudgment):
+    """The judgment with the judge's own translation, reading the checklist without writing answers."""
+
+    signature = sig.without_answers(sig.PointwiseJudgmentWithReference)
+
+
 class ReferenceTranslation(Stage):
     """The judge's own translation of the source into the response's language, written before it reads the
     response (the pointwise judge's `reference=True`)."""
