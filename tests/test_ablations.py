@@ -171,14 +171,15 @@ def test_pointwise_judgment_on_the_translation_says_english() -> None:
     assert (default.inputs["response"], default.inputs["response_language"]) == (translation, "German")
 
 
-def test_pointwise_judgment_without_answers_reads_the_checklist_and_writes_none() -> None:
+def test_pointwise_judgment_reads_the_checklist_and_writes_answers_only_when_asked() -> None:
     from cejudge_dspy.methods.cejudge.signatures import ANSWER_STEP, SILENT_STEP
 
     lm, engine = fake_lm()
     source, translation = "The cat sleeps.", "Die Katze schläft."
     results, prompts = {}, {}
     for answers in (True, False):
-        program = PointwiseJudge("literary", language_check=False, answers=answers)
+        options = {"answers": True} if answers else {}  # the default writes none
+        program = PointwiseJudge("literary", language_check=False, **options)
         with dspy.context(lm=lm):
             results[answers] = program(
                 instruction=source, response=translation, language="en", response_language="de"
@@ -209,7 +210,7 @@ def test_stage_names_stay_the_same_under_every_ablation() -> None:
     for options in ({"concepts": False}, {"directions": "r2i"}, {"judge_on": "translated"}):
         assert [n for n, _ in PairwiseJudge("chat", **options).named_predictors()] == names
     pointwise = [n for n, _ in PointwiseJudge("literary").named_predictors()]
-    assert [n for n, _ in PointwiseJudge("literary", answers=False).named_predictors()] == pointwise
+    assert [n for n, _ in PointwiseJudge("literary", answers=True).named_predictors()] == pointwise
 
 
 @pytest.mark.parametrize(
@@ -284,6 +285,7 @@ def test_a_resume_with_another_ablation_is_refused(
         (["--method", "direct", "--judge-on", "translated"], "--judge-on"),
         (["--language-check", "off"], "--language-check"),  # chat declares no language check
         (["--no-answers"], "--no-answers"),  # chat's graded judgment writes no answers
+        (["--judgment", "pairwise", "--answers"], "--answers"),  # the paper's pairwise judgment always does
         (["--method", "direct", "--no-answers"], "--no-answers"),
     ],
 )
@@ -330,18 +332,21 @@ def test_runs_recorded_before_the_ablation_options_resume_as_they_were_judged() 
     assert identity_diff(chat, {**chat, **now, "language_check": None}, keys) == ""
 
 
-def test_no_answers_is_in_a_pointwise_run_identity_and_old_runs_resume_with_answers(tmp_path: Path) -> None:
+def test_answers_is_in_a_pointwise_run_identity_and_old_runs_resume_with_answers(tmp_path: Path) -> None:
     from cejudge_dspy.evaluation.run_dir import identity_diff
 
     liteval = FIXTURES / "liteval"
     argv = ["evaluate", "--task", "literary", "--data", str(liteval), "--lm", "simulated:0", "--limit", "2"]
-    assert main([*argv, "--bootstrap", "0", "--out", str(tmp_path / "silent"), "--no-answers"]) == 0
-    assert main([*argv, "--bootstrap", "0", "--out", str(tmp_path / "base")]) == 0
+    assert main([*argv, "--bootstrap", "0", "--out", str(tmp_path / "silent")]) == 0  # the default
+    assert main([*argv, "--bootstrap", "0", "--out", str(tmp_path / "base"), "--answers"]) == 0
     silent = json.loads((tmp_path / "silent" / "run.json").read_text())
     base = json.loads((tmp_path / "base" / "run.json").read_text())
     assert (silent["answers"], base["answers"]) == (False, True)
-    records = [json.loads(x) for x in (tmp_path / "silent" / "results.jsonl").read_text().splitlines()]
-    assert records and all(r["result"]["answers"] == [] for r in records)
+    for run, written in (("silent", False), ("base", True)):
+        lines = (tmp_path / run / "results.jsonl").read_text().splitlines()
+        assert lines and all(bool(json.loads(x)["result"]["answers"]) == written for x in lines)
+    # An old run (answers written) resumes only with --answers.
+    assert main([*argv, "--bootstrap", "0", "--out", str(tmp_path / "base")]) == 2
     # A pointwise CE-Judge run from before the option wrote answers; a pairwise one has no such setting.
     older = {"task": "literary", "method": "cejudge"}
     assert identity_diff(older, {**older, "answers": True}, ("answers",)) == ""

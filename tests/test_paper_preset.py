@@ -270,6 +270,7 @@ def test_the_paper_preset_on_the_shared_translation_data(tmp_path: Path, shared_
     )
     assert config["likelihood_check"] is False  # inherited from literary's declaration, off as the paper
     assert config["reference"] is False  # the paper's judge writes no translation of its own
+    assert config["answers"] is True  # and writes its checklist answers out
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["n_ok"] == 3 and summary["metric"] == "kendall"
 
@@ -278,5 +279,6 @@ def test_the_paper_preset_on_the_shared_pairwise_data(tmp_path: Path, shared_dat
     config = evaluate(tmp_path, "--task", "chat", "--limit", "6", data=shared_data / "pairwise_en_dev.jsonl")
     assert (config["task"], config["orders"], config["headline"]) == ("chat-paper", "single", "strict")
     assert config["reference"] is None  # the pairwise judgment has no grades to give one to
+    assert config["answers"] is None  # pointwise only
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["n_items"] == 6 and summary["strict_average"] is not None

@@ -34,8 +34,9 @@ class Preset:
 PRESETS: dict[str, Preset] = {
     # The paper's released code: one call per stage, the pairwise judgment shown once with the better
     # response first and its written answer parsed (the argmax), Google Translate, no language or
-    # likelihood check (pointwise tasks that declare them), no reference translation (pointwise tasks),
-    # the hand-written prompts, accuracy with an unparsed answer counted wrong.
+    # likelihood check (pointwise tasks that declare them), no reference translation and the checklist
+    # answers written out (pointwise tasks), the hand-written prompts, accuracy with an unparsed
+    # answer counted wrong.
     "paper": Preset(
         options={
             "judgment": "pairwise",
@@ -45,7 +46,12 @@ PRESETS: dict[str, Preset] = {
             "program": "base",
         },
         headline="strict",
-        pointwise_options={"language_check": "off", "likelihood_check": "off", "reference": False},
+        pointwise_options={
+            "language_check": "off",
+            "likelihood_check": "off",
+            "reference": False,
+            "answers": True,
+        },
     ),
 }
 _UNSET = object()
@@ -57,6 +63,7 @@ def _applicable(preset: Preset, spec: TaskSpec) -> dict[str, Any]:
         "language_check": spec.check_response_language,
         "likelihood_check": spec.check_translation_likelihood,
         "reference": spec.mode == "pointwise",
+        "answers": spec.mode == "pointwise",
     }
     return {**preset.options, **{d: v for d, v in preset.pointwise_options.items() if has.get(d, False)}}
 
@@ -68,7 +75,8 @@ def add_preset_arg(p: argparse.ArgumentParser) -> None:
         choices=tuple(PRESETS),
         help="paper: the CE-Judge paper's configuration (the task's paper declaration, the pairwise "
         "judgment once per pair, Google Translate, the argmax rule, no language or likelihood check and no "
-        "reference translation, strict accuracy first); flags given explicitly win",
+        "reference translation, the pointwise judgment's checklist answers written out, strict accuracy "
+        "first); flags given explicitly win",
     )
     p.set_defaults(preset_parser=p)
 

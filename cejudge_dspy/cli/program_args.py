@@ -98,10 +98,12 @@ def add_ablation_args(p: argparse.ArgumentParser) -> None:
         help="the texts the judgment reads: the originals (default) or their English translations",
     )
     g.add_argument(
-        "--no-answers",
-        action="store_true",
-        help="pointwise: the judgment reads the checklist without writing answers to it (fewer tokens; see "
-        'README "Ablations")',
+        "--answers",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="pointwise: the judgment writes its answers to the checklist before its feedback (the paper's "
+        "step); default off since 3 December 2026: it reads the checklist and answers it for itself (fewer "
+        'tokens, the same scores; README "Ablations")',
     )
     g.add_argument(
         "--language-check",
@@ -134,7 +136,7 @@ def program_options(args: argparse.Namespace) -> dict[str, Any]:
         "concepts": not getattr(args, "no_concepts", False),
         "directions": getattr(args, "directions", "both"),
         "judge_on": getattr(args, "judge_on", "original"),
-        "answers": not getattr(args, "no_answers", False),
+        "answers": bool(getattr(args, "answers", None)),
         "language_check": getattr(args, "language_check", None) != "off",
         "likelihood_check": getattr(args, "likelihood_check", None) != "off",
     }

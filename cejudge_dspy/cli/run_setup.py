@@ -80,7 +80,6 @@ def check_program_options(args: argparse.Namespace, spec: TaskSpec) -> None:
             ("--no-concepts", getattr(args, "no_concepts", False)),
             ("--directions", getattr(args, "directions", "both") != "both"),
             ("--judge-on", getattr(args, "judge_on", "original") != "original"),
-            ("--no-answers", getattr(args, "no_answers", False)),
         )
         if on
     ]
@@ -88,11 +87,13 @@ def check_program_options(args: argparse.Namespace, spec: TaskSpec) -> None:
         raise InputError(
             f"is an ablation of CE-Judge; --method {args.method} has no such stage", field=ablated[0]
         )
-    if getattr(args, "no_answers", False) and spec.mode != "pointwise":
+    if (answers := getattr(args, "answers", None)) is not None and not (
+        args.method == "cejudge" and spec.mode == "pointwise"
+    ):
         raise InputError(
-            f"is for pointwise tasks; task '{spec.name}' is pairwise, whose default graded judgment writes "
-            "no answers (the paper's pairwise judgment keeps its own)",
-            field="--no-answers",
+            f"is for CE-Judge's pointwise judgment; task '{spec.name}' with --method {args.method} has none "
+            "(the graded pairwise judgment writes no answers, the paper's pairwise judgment always does)",
+            field="--answers" if answers else "--no-answers",
         )
     if getattr(args, "reference", None) is not None and not referenced(args, spec):
         raise InputError(
@@ -159,7 +160,7 @@ def run_identity(
         "concepts": not args.no_concepts if cejudge else None,
         "directions": args.directions if cejudge else None,
         "judge_on": args.judge_on if cejudge else None,
-        "answers": not getattr(args, "no_answers", False) if cejudge and spec.mode == "pointwise" else None,
+        "answers": bool(getattr(args, "answers", None)) if cejudge and spec.mode == "pointwise" else None,
         "language_check": args.language_check != "off" if language_checked(args, spec) else None,
         "likelihood_check": (
             getattr(args, "likelihood_check", None) != "off" if likelihood_checked(args, spec) else None

@@ -58,7 +58,7 @@ def cejudge_program(
     concepts: bool = True,
     directions: Directions = "both",
     judge_on: JudgeOn = "original",
-    answers: bool = True,
+    answers: bool = False,
     **_: Any,
 ) -> dspy.Module:
     """The `cejudge` method: the task's pairwise or pointwise CE-Judge (ablations: see program.py).

@@ -5,7 +5,10 @@ checks that decide without an LLM judgment (checks.py). For an item whose respon
 than its source (a translation), the judge first translates the source itself, and the judgment reads that
 reference beside the response (`reference=False` turns it off); the record keeps it under
 `details["reference"]`.
-`answers=False` is an ablation: the judgment reads the checklist but writes no answers to it.
+The judgment reads the checklist and answers it for itself; `answers=True` has it write its answers
+first, the paper's step (the default until 3 December 2026: on the embedded backbone the answers were
+the checklist's questions copied back, most of the judgment's tokens, and the scores are the same
+without them; README "Ablations").
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ class PointwiseJudge(CEJudgeProgram):
         language_check: bool = True,
         likelihood_check: bool = True,
         reference: bool = True,
-        answers: bool = True,
+        answers: bool = False,
         **ablations: Any,
     ) -> None:
         super().__init__(task, translator, **ablations)
@@ -58,7 +61,7 @@ class PointwiseJudge(CEJudgeProgram):
         # see checks.py); False runs the LLM judgment on every item.
         self.language_check = language_check
         self.likelihood_check = likelihood_check
-        # `answers=False` (an ablation): the judgment reads the checklist without writing answers to it.
+        # `answers=True`: the judgment writes its checklist answers first (the paper's judgment).
         # Same attribute names, other fields: a saved program of the other kind does not load (saved.py).
         self.answers = bool(answers)
         self.judge = ScoreJudgment() if self.answers else ScoreUnanswered()

@@ -11,7 +11,8 @@ exactly one thing, and the stages it makes useless are not called:
 - `judge_on="translated"`: the judgment reads the English texts the checklists were written from
   (languages given as English) instead of the originals; its instruction is unchanged.
 - without translation is the translator `none`: the checklists are written from the original texts.
-- `answers=False` (pointwise judge only): the judgment reads the checklist but writes no answers to it.
+- `answers=True` (pointwise judge only): the judgment writes its answers to the checklist first, as the
+  paper's does (default: it reads the checklist and answers it for itself).
 """
 
 from __future__ import annotations
