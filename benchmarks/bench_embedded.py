@@ -5,11 +5,12 @@
     python benchmarks/bench_embedded.py --variant directions=i2r   # another column: today's with one option
 
 `before` is the configuration the project shipped until this benchmark: the paper's pairwise judgment
-for every pair (both orders), the serial engine without a prompt-state cache, no response-language
-check. `after` is today's default: graded pairwise judgment (close pairs left to the likelihood
-tie-breaker), the response-language and likelihood checks, the judge's own reference translation for
-pointwise items, on the batched engine (backbones/batch_engine.py: calls in flight decode together,
-finished sequences keep their prefixes, and an on-disk store holds one state per stage prefix).
+for every pair (both orders), the pointwise judgment writing its checklist answers, the serial engine
+without a prompt-state cache, no response-language check. `after` is today's default: graded pairwise
+judgment (close pairs left to the likelihood tie-breaker), the response-language and likelihood checks,
+the judge's own reference translation for pointwise items and their judgment without written checklist
+answers, on the batched engine (backbones/batch_engine.py: calls in flight decode together, finished
+sequences keep their prefixes, and an on-disk store holds one state per stage prefix).
 `serial` is today's program on the serial engine (`--parallel 1`, the default until 2 December 2026:
 one call at a time, with its prompt-state cache, prefix_cache.py, and on-disk store, state_store.py):
 the difference between `serial` and `after` is what batching adds. All run the same prompts otherwise
@@ -76,7 +77,7 @@ WARM_UP = {
 CONFIGS: dict[str, dict[str, Any]] = {
     "before": {
         "lm": {"prompt_cache_bytes": 0, "parallel": 1},
-        "program": {"judgment": "pairwise", "language_check": False, "reference": False},
+        "program": {"judgment": "pairwise", "language_check": False, "reference": False, "answers": True},
     },
     # Today's default program on the serial engine (`--parallel 1`): what batching adds, against `after`.
     "serial": {"lm": {"parallel": 1}, "program": {}},
