@@ -181,3 +181,79 @@ def test_lean_states_copy_one_row_of_logits_and_leave_the_buffer_whole() -> None
     kept = FakeLlama(logits_all=True)
     lean_states(kept)
     assert kept.save_state().scores.shape == (512, N_VOCAB) and kept.rows_seen == [512]
+
+
+# --- stage variants on the serial engine: a family per system turn --------------------------------------
+
+
+def test_a_stage_variant_parting_inside_the_system_turn_is_stored_as_its_own_family(tmp_path: Path) -> None:
+    """Two variants of one stage share the adapter's long opening (more than FAMILY_MIN tokens) and part
+    inside the system turn: with the turn's length as `cover` each is stored; without it, the second is
+    not, and a fresh process would re-read all of it but the opening."""
+    opening = [1] * (FAMILY_MIN + 40)
+    variants = [opening + [2] * 30 + [9, 9], opening + [3] * 30 + [9, 9]]  # the system turn, then an item
+    for cover, stored in ((len(opening) + 30, 2), (0, 1)):
+        directory = tmp_path / f"cover-{cover}"
+        cache = PrefixStateCache(capacity_bytes=10_000, store=store(directory))
+        for tokens in variants:
+            cache.cover = cover
+            cache[tokens] = llama_state(tokens)
+        cache.cover = len(opening) + 30
+        cache[opening + [2] * 30 + [8, 8]] = llama_state(opening + [2] * 30 + [8, 8])  # another item
+        assert len(list(directory.glob("*.npz"))) == stored
+
+
+CHATML = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def test_the_serial_engine_tells_its_cache_each_calls_system_turn(tmp_path: Path) -> None:
+    from dspy import lm15
+
+    from cejudge_dspy.backbones.llama_engine import LlamaCppEngine
+    from tests.test_backbones import FakeLlama, fake_gguf
+
+    class TemplatedLlama(FakeLlama):
+        """A fake Llama with a ChatML template, a byte tokenizer and a prompt cache."""
+
+        metadata = {"tokenizer.chat_template": CHATML}
+        _model = SimpleNamespace(token_get_text=lambda token: "<|im_end|>")
+
+        def __init__(self, **kwargs: object) -> None:
+            super().__init__(**kwargs)
+            self.covers: list[int] = []
+
+        def token_eos(self) -> int:
+            return 0
+
+        def token_bos(self) -> int:
+            return -1
+
+        def tokenize(self, text: bytes, add_bos: bool = True, special: bool = True) -> list[int]:
+            return list(text)
+
+        def set_cache(self, cache: PrefixStateCache) -> None:
+            self.cache = cache
+
+        def create_chat_completion(self, **kwargs: object) -> dict[str, object]:
+            self.covers.append(self.cache.cover)
+            return super().create_chat_completion(**kwargs)
+
+    engine = LlamaCppEngine(
+        fake_gguf(tmp_path / "m.gguf"),
+        llama_factory=TemplatedLlama,
+        prompt_cache_bytes=10_000,
+        prompt_state_dir=tmp_path / "states",
+    )
+    for system in ("Judge the translation.", "Score it."):
+        engine.complete(
+            lm15.Request(model="llamacpp/fake", system=system, messages=(lm15.Message.user("an item"),))
+        )
+    # The system turn, and the "<|im_start|>" that both chats go on with.
+    turns = [
+        len(f"<|im_start|>system\n{s}<|im_end|>\n<|im_start|>")
+        for s in ("Judge the translation.", "Score it.")
+    ]
+    assert engine._llama.covers == turns

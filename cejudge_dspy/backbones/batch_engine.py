@@ -26,7 +26,7 @@ from dspy.clients.engines.base import validate_request
 from cejudge_dspy.backbones.batch_scheduler import BatchScheduler, Job, NoRoom
 from cejudge_dspy.backbones.llama_engine import LlamaCppEngine
 from cejudge_dspy.backbones.llama_requests import chat_kwargs
-from cejudge_dspy.backbones.prefix_cache import common_prefix
+from cejudge_dspy.backbones.prefix_cache import common_prefix, system_turn
 from cejudge_dspy.backbones.state_store import StateStore
 from cejudge_dspy.backbones.top_logprobs import TopLogprobs
 
@@ -151,7 +151,7 @@ class BatchedLlamaEngine(LlamaCppEngine):
             stop=list(kwargs["stop"]) + template_stop,
             make_sampler=lambda: runtime.sampler(options),
             make_recorder=(lambda: TopLogprobs(k or 1)) if k is not None else None,
-            stage_len=_system_turn(runtime, kwargs["messages"], prompt),
+            stage_len=system_turn(lambda m: runtime.prompt(m)[0], kwargs["messages"], prompt),
         )
         started = time.perf_counter()
         scheduler.submit(job).done.wait()
@@ -230,11 +230,3 @@ class BatchedLlamaEngine(LlamaCppEngine):
         if runtime is not None:
             runtime.close()
         super().close()  # the Llama that lent the model
-
-
-def _system_turn(runtime: Any, messages: list[dict[str, str]], prompt: list[int]) -> int:
-    """How many leading tokens of `prompt` its system message accounts for (0 without one): the chat
-    with that message alone parts from the whole chat where the next turn begins."""
-    if not messages or messages[0].get("role") != "system" or len(messages) == 1:
-        return 0
-    return common_prefix(prompt, runtime.prompt(messages[:1])[0])

@@ -17,7 +17,8 @@ from dspy.clients.engines.base import validate_request
 from cejudge_dspy.backbones.answer_scorer import SCORER_N_CTX, AnswerScorer
 from cejudge_dspy.backbones.gguf import _HOW_TO_GET, StatusHook
 from cejudge_dspy.backbones.llama_requests import SAMPLING, chat_kwargs
-from cejudge_dspy.backbones.prefix_cache import PrefixStateCache, lean_states
+from cejudge_dspy.backbones.llama_runtime import chat_formatter, chat_prompt
+from cejudge_dspy.backbones.prefix_cache import PrefixStateCache, lean_states, system_turn
 from cejudge_dspy.backbones.state_store import StateStore
 from cejudge_dspy.backbones.top_logprobs import TopLogprobs
 from cejudge_dspy.errors import BackboneError
@@ -72,6 +73,8 @@ class LlamaCppEngine:
         self._factory = llama_factory  # tests inject a fake Llama
         self._llama: Any = None
         self._scorer: AnswerScorer | None = None  # built on the first answer_logprobs call
+        self._cache: PrefixStateCache | None = None  # with prompt_cache_bytes > 0, once loaded
+        self._formatter: Any = None  # the GGUF's chat template, with an on-disk store
         self._lock = threading.Lock()
         # Set to a list to record, per call and inside the lock, what llama.cpp did (benchmarks read it):
         # {"prompt", "evaluated" (prompt tokens not served by a reused prefix), "output", "seconds"}.
@@ -119,9 +122,28 @@ class LlamaCppEngine:
             self._llama.eval = self._counting(self._llama.eval)
         if self.prompt_cache_bytes > 0 and hasattr(self._llama, "set_cache"):
             store = StateStore(self.prompt_state_dir) if self.prompt_state_dir else None
-            self._llama.set_cache(PrefixStateCache(self.prompt_cache_bytes, store=store))
+            self._cache = PrefixStateCache(self.prompt_cache_bytes, store=store)
+            self._llama.set_cache(self._cache)
             lean_states(self._llama)
+            if store is not None:
+                try:  # the template, to find each call's system turn (`_cover`)
+                    self._formatter = chat_formatter(self._llama)
+                except (AttributeError, KeyError, TypeError, ValueError):
+                    self._formatter = None  # no chat template: the store keeps its plain rule
         return self._llama
+
+    def _cover(self, llama: Any, messages: list[dict[str, str]]) -> int:
+        """The tokens of this chat's system turn, which a stored prefix must cover for the prefix store
+        not to start a new family (state_store.py `wants`): a stage variant (an ablation, a tuned
+        instruction) that parts from a stored prompt inside it gets a family of its own; 0 without a
+        template."""
+        if self._formatter is None:
+            return 0
+
+        def prompt_of(chat: list[dict[str, str]]) -> list[int]:
+            return chat_prompt(llama, self._formatter, chat)[0]
+
+        return system_turn(prompt_of, messages, prompt_of(messages))
 
     def _counting(self, evaluate: Callable[[Any], Any]) -> Callable[[Any], Any]:
         """llama's `eval`, noting how many tokens each call reads: a completion's first call reads the
@@ -160,6 +182,8 @@ class LlamaCppEngine:
         with self._lock:
             llama = self._load_locked()
             self._evaluated = []
+            if self._cache is not None and self._cache.store is not None:
+                self._cache.cover = self._cover(llama, kwargs["messages"])
             started = time.perf_counter()
             try:
                 raw = llama.create_chat_completion(**kwargs)

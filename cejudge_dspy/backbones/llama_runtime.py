@@ -20,10 +20,31 @@ import numpy as np
 _Ctx = type("_Ctx", (), {})
 
 
+def chat_formatter(llama: Any) -> Any:
+    """The chat formatter `Llama.__init__` registers for a GGUF with a template (chat_template.default);
+    KeyError when the GGUF has none."""
+    from llama_cpp import llama_chat_format
+
+    eos, bos = llama.token_eos(), llama.token_bos()
+    return llama_chat_format.Jinja2ChatFormatter(
+        template=llama.metadata["tokenizer.chat_template"],
+        eos_token=llama._model.token_get_text(eos) if eos != -1 else "",
+        bos_token=llama._model.token_get_text(bos) if bos != -1 else "",
+        stop_token_ids=[eos],
+    )
+
+
+def chat_prompt(llama: Any, formatter: Any, messages: list[dict[str, str]]) -> tuple[list[int], list[str]]:
+    """The prompt tokens and extra stop strings of `messages`, as `create_chat_completion` builds them."""
+    result = formatter(messages=messages)
+    tokens = llama.tokenize(result.prompt.encode("utf-8"), add_bos=not result.added_special, special=True)
+    stop = result.stop if isinstance(result.stop, list) else [result.stop] if result.stop else []
+    return list(tokens), stop
+
+
 class LlamaRuntime:
     def __init__(self, llama: Any, *, kv_cells: int, n_seq: int, n_batch: int, n_threads: int) -> None:
         import llama_cpp as lc
-        from llama_cpp import llama_chat_format
 
         self._lc = lc
         self.llama = llama
@@ -43,25 +64,13 @@ class LlamaRuntime:
         self.batch = lc.llama_batch_init(n_batch, 0, 1)
         self.vocab = lc.llama_model_get_vocab(llama._model.model)
         self.n_vocab = int(lc.llama_vocab_n_tokens(self.vocab))
-        # The chat formatter `Llama.__init__` registers for a GGUF with a template (chat_template.default).
-        eos, bos = llama.token_eos(), llama.token_bos()
-        self.formatter = llama_chat_format.Jinja2ChatFormatter(
-            template=llama.metadata["tokenizer.chat_template"],
-            eos_token=llama._model.token_get_text(eos) if eos != -1 else "",
-            bos_token=llama._model.token_get_text(bos) if bos != -1 else "",
-            stop_token_ids=[eos],
-        )
+        self.formatter = chat_formatter(llama)
         self._seed_lock = threading.Lock()
         self._texts: Any = None
 
     def prompt(self, messages: list[dict[str, str]]) -> tuple[list[int], list[str]]:
         """The prompt tokens and extra stop strings, as `create_chat_completion` builds them."""
-        result = self.formatter(messages=messages)
-        tokens = self.llama.tokenize(
-            result.prompt.encode("utf-8"), add_bos=not result.added_special, special=True
-        )
-        stop = result.stop if isinstance(result.stop, list) else [result.stop] if result.stop else []
-        return list(tokens), stop
+        return chat_prompt(self.llama, self.formatter, messages)
 
     def answer_tokens(self, messages: list[dict[str, str]], answer: str) -> tuple[list[int], list[int]]:
         """The tokens of `messages` up to `answer` as the assistant's turn, and those of the answer with its

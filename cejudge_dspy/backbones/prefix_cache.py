@@ -23,7 +23,7 @@ The interface is the one `Llama.set_cache` expects of `llama_cpp.BaseLlamaCache`
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -42,6 +42,19 @@ def common_prefix(a: Sequence[int] | np.ndarray, b: Sequence[int] | np.ndarray) 
     return int(differ[0]) if len(differ) else n
 
 
+def system_turn(
+    prompt_of: Callable[[list[dict[str, str]]], Sequence[int]],
+    messages: list[dict[str, str]],
+    prompt: Sequence[int],
+) -> int:
+    """How many leading tokens of `prompt` (the chat `messages`, tokenised by `prompt_of`) its system
+    message accounts for (0 without one): the chat with that message alone parts from the whole chat
+    where the next turn begins. The prefix store's `cover` (state_store.py)."""
+    if not messages or messages[0].get("role") != "system" or len(messages) == 1:
+        return 0
+    return common_prefix(prompt, prompt_of(messages[:1]))
+
+
 class PrefixStateCache:
     """Least-recently-used llama.cpp states, looked up by the longest shared token prefix."""
 
@@ -54,6 +67,9 @@ class PrefixStateCache:
         self.hits = 0
         self.misses = 0
         self.loaded = 0  # states read from the store
+        # The system turn of the call in progress, set by the serial engine before each call (it runs
+        # one at a time): a state is stored as a new family unless a stored one covers it.
+        self.cover = 0
 
     @property
     def cache_size(self) -> int:
@@ -90,8 +106,9 @@ class PrefixStateCache:
         if isinstance(scores, np.ndarray) and scores.ndim == 2 and scores.shape[0] > 1:
             state.scores = np.zeros((1, scores.shape[1]), dtype=scores.dtype)  # see the module docstring
         tokens = self._keep(state, key)
-        if self.store is not None and self.store.wants(self._states[tokens][0], common_prefix):
-            self.store.save(state)
+        store = self.store
+        if store is not None and store.wants(self._states[tokens][0], common_prefix, self.cover):
+            store.save(state)
 
     def _keep(self, state: Any, key: Sequence[int] | None = None) -> tuple[int, ...]:
         """Keep a state in RAM under its tokens (a stored state's own, when no key is given)."""
