@@ -3,6 +3,7 @@
     python benchmarks/bench_embedded.py                      # 4 pairwise + 3 pointwise items (~25 min idle)
     python benchmarks/bench_embedded.py --pairwise 2 --pointwise 1 --json bench.json
     python benchmarks/bench_embedded.py --variant directions=i2r   # another column: today's with one option
+    python benchmarks/bench_embedded.py --concurrency 4   # also per judgment with 4 items in flight
 
 `before` is the configuration the project shipped until this benchmark: the paper's pairwise judgment
 for every pair (both orders), the pointwise judgment writing its checklist answers, the serial engine
@@ -45,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import dspy
+from bench_together import report_together, run_together
 
 from cejudge_dspy.backbones.simulated_answers import stage_of as simulated_stage
 from cejudge_dspy.backbones.spec import make_lm, preferred_adapter
@@ -262,6 +264,10 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None, help="write every call and item here")
     parser.add_argument("--cold", action="store_true", help="no warm-up: the store starts empty")
     parser.add_argument(
+        "--concurrency", type=int, default=1, metavar="N",
+        help="also judge the items N at a time on one engine, as evaluate --concurrency N does",
+    )  # fmt: skip
+    parser.add_argument(
         "--variant", action="append", default=[], metavar="KEY=VALUE",
         help="also judge with today's default plus this program option (repeatable)",
     )  # fmt: skip
@@ -270,7 +276,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-states-") as states:
         os.environ["CEJUDGE_PROMPT_STATES"] = states  # this run's own store, never the user's
         data = run(args.pairwise, args.pointwise, cold=args.cold, configs=configs)
+        if args.concurrency > 1:
+            pairwise, pointwise = load_items(args.pairwise, args.pointwise)
+            tasks = {"chat": pairwise, "literary": pointwise}
+            data["together"] = {"n": args.concurrency, "rows": run_together(tasks, configs, args.concurrency)}
     report(data)
+    if "together" in data:
+        report_together(data["together"]["rows"], data["configs"], data["together"]["n"])
     if args.json:
         args.json.write_text(json.dumps(data, indent=1), encoding="utf-8")
 

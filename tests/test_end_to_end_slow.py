@@ -82,6 +82,10 @@ def test_pointwise_judgment_on_the_embedded_model() -> None:
     assert 1 <= result.score <= 7 and result.argmax.score in range(1, 8)
     assert abs(sum(result.probabilities.distribution.values()) - 1) < 1e-3
     assert result.feedback and result.checklists["response"]
-    # By default the judge first wrote its own English translation of the source, and the judgment read it.
-    assert result.details["reference"]["error"] is None and result.details["reference"]["answer"]
-    assert result.usage.by_stage["ReferenceTranslation"] == 1 and result.usage.calls >= 7
+    # By default the judgment read the judge's own English translation of the source: into English, the
+    # one stage 2 wrote for the checklists (one call, no separate reference stage).
+    reference = result.details["reference"]
+    assert reference["error"] is None and reference["stage"] == "translate"
+    assert reference["answer"] == result.translations["instruction"] != ""
+    assert result.usage.by_stage["Translate"] == 1 and "ReferenceTranslation" not in result.usage.by_stage
+    assert result.usage.calls >= 6

@@ -50,10 +50,12 @@ def test_pointwise_flow_translates_for_checklists_but_judges_originals() -> None
     )
     assert pred.checklists["response"] == ["r2i about The dog sleeps.?", "i2r about EN[Der Hund schläft.]?"]
     assert pred.translations == {"instruction": "EN[Der Hund schläft.]"}
-    # ... and, by default, the judge's own translation of the source into English.
-    assert judge.inputs["reference"] == "REF[English: Der Hund schläft.]"
-    # 2 concepts + 1 translation + 2 checklists + 1 reference translation + 1 judgment.
-    assert pred.usage.calls == 7 and len(engine.calls) == 7
+    # ... and, by default, the judge's own translation of the source into English: into English, the
+    # translation stage 2 wrote for the checklists (one call serves both; test_reference.py).
+    assert judge.inputs["reference"] == "EN[Der Hund schläft.]"
+    assert engine.stage_calls("reference_translation") == []
+    # 2 concepts + 1 translation + 2 checklists + 1 judgment.
+    assert pred.usage.calls == 6 and len(engine.calls) == 6
 
 
 def test_pairwise_both_orders_share_checklists_and_instruction_work() -> None:
@@ -212,3 +214,30 @@ def test_direct_baseline_is_one_call_per_order_with_the_same_swap() -> None:
     assert {c.stage for c in engine.calls} == {"verdict"}  # no concepts, translations or checklists
     score = run(DirectPointwiseJudge("literary"), lm, instruction="q", response="r")
     assert score.score == 3 and score.usage.calls == 1
+
+
+def test_each_checklist_starts_when_its_own_inputs_are_in() -> None:
+    """The response->instruction checklist needs the instruction's concepts and the response's English, not
+    the instruction's translation: a slow translation of the source holds back only the other direction."""
+    import asyncio
+
+    lm, engine = fake_lm()
+    seen_when_translated: list[str] = []
+
+    class Slow:
+        name = "slow"
+
+        async def translate(self, text: str, language: str) -> str:
+            for _ in range(200):  # until the other direction's checklist was asked for (or 2 s)
+                if engine.stage_calls("checklist_r2i"):
+                    break
+                await asyncio.sleep(0.01)
+            seen_when_translated.extend(c.stage for c in engine.calls)
+            return f"EN[{text}]"
+
+    judge = PointwiseJudge("literary", translator=Slow(), likelihood_check=False, reference=False)
+    pred = run(judge, lm, instruction="Der Hund schläft.", response="The dog sleeps.", language="de",
+               response_language="en")  # fmt: skip
+    assert "checklist_r2i" in seen_when_translated and "checklist_i2r" not in seen_when_translated
+    assert engine.stage_calls("checklist_i2r")[0].inputs["instruction"] == "EN[Der Hund schläft.]"
+    assert pred.checklists["response"] == ["r2i about The dog sleeps.?", "i2r about EN[Der Hund schläft.]?"]

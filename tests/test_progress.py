@@ -101,7 +101,7 @@ def test_shared_work_from_an_earlier_item_lowers_the_expectation() -> None:
         (
             PointwiseJudge("literary"),
             {"instruction": "Der Hund.", "response": "The dog.", "language": "de", "response_language": "en"},
-            7,  # with the reference translation, which the expected total counts too
+            6,  # into English the reference is stage 2's translation: one call, expected once
         ),
         (DirectPairwiseJudge("chat"), {**PAIR, "language": "en"}, 2),
     ],

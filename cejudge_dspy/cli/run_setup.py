@@ -42,6 +42,14 @@ def referenced(args: argparse.Namespace, spec: TaskSpec) -> bool:
     return spec.mode == "pointwise" or getattr(args, "judgment", "graded") == "graded"
 
 
+def english_reference(args: argparse.Namespace, spec: TaskSpec) -> str | None:
+    """The stage whose text a pointwise CE-Judge run's judgment reads as its reference into English: stage 2's
+    translation of the source when the LLM translates, else the reference stage's own (pointwise.py)."""
+    if spec.mode != "pointwise" or not referenced(args, spec) or not reference_of(args, spec):
+        return None
+    return "translate" if args.translator == "llm" else "reference translation"
+
+
 def reference_of(args: argparse.Namespace, spec: TaskSpec) -> bool:
     """--reference / --no-reference, or the judge's default (on for pointwise, off for pairwise)."""
     chosen = getattr(args, "reference", None)
@@ -155,6 +163,7 @@ def run_identity(
         "grade_margin": getattr(args, "grade_margin", None) if graded_run(args, spec) else None,
         "tie_breaker": getattr(args, "tie_breaker", None) if graded_run(args, spec) else None,
         "reference": reference_of(args, spec) if referenced(args, spec) else None,
+        "english_reference": english_reference(args, spec),
         "translator": args.translator,
         # The ablations: None for methods without CE-Judge's stages (see check_program_options).
         "concepts": not args.no_concepts if cejudge else None,

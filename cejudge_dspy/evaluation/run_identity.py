@@ -37,6 +37,7 @@ IDENTITY_KEYS = (
     "grade_margin",
     "tie_breaker",
     "reference",
+    "english_reference",
     "translator",
     "concepts",
     "directions",
@@ -82,6 +83,11 @@ LATER_KEYS: dict[str, Any] = {
     "tie_breaker": lambda run: "orders" if run.get("judgment") == "graded" else None,
     "reference": lambda run: (
         False if run.get("judgment") == "graded" or _pointwise_spec(run) is not None else None
+    ),
+    # Until 3 December 2026 a pointwise reference into English came from the reference stage; since then
+    # from stage 2's translation of the source when the LLM translates (methods/cejudge/pointwise.py).
+    "english_reference": lambda run: (
+        "reference translation" if identity_value(run, "reference") and _pointwise_spec(run) else None
     ),
     "concepts": lambda run: True if _cejudge(run) else None,
     "directions": lambda run: "both" if _cejudge(run) else None,
@@ -146,4 +152,7 @@ def identity_diff(old: dict[str, Any], new: dict[str, Any], keys: tuple[str, ...
 
 
 # What a difference in an opaque setting means, said beside its values.
-_MEANS = {"prompts": "the stages' prompts changed: an upgrade, an edited task declaration or checklist"}
+_MEANS = {
+    "prompts": "the stages' prompts changed: an upgrade, an edited task declaration or checklist",
+    "english_reference": "the stage that writes a reference translation into English: an upgrade",
+}

@@ -4,7 +4,8 @@ concepts and English translations -> both checklists -> the judgment on the untr
 checks that decide without an LLM judgment (checks.py). For an item whose response is in another language
 than its source (a translation), the judge first translates the source itself, and the judgment reads that
 reference beside the response (`reference=False` turns it off); the record keeps it under
-`details["reference"]`.
+`details["reference"]`, with the stage that wrote it. Into English, that reference is the source's English
+translation of stage 2 (one call serves both); into another language, the `reference` stage writes it.
 The judgment reads the checklist and answers it for itself; `answers=True` has it write its answers
 first, the paper's step (the default until 3 December 2026: on the embedded backbone the answers were
 the checklist's questions copied back, most of the judgment's tokens, and the scores are the same
@@ -19,7 +20,7 @@ from typing import Any
 import dspy
 
 from cejudge_dspy.items import require_text
-from cejudge_dspy.languages import language_name, normalize_language
+from cejudge_dspy.languages import is_english, language_name, normalize_language
 from cejudge_dspy.methods.cejudge.checks import translation_checks
 from cejudge_dspy.methods.cejudge.program import CEJudgeProgram
 from cejudge_dspy.methods.cejudge.program import unparsed_prediction as _unparsed
@@ -131,6 +132,13 @@ class PointwiseJudge(CEJudgeProgram):
         made without it."""
         if self.reference is None or not self._writes_reference(language, response_language):
             return {}
+        if is_english(response_language) and self.translator is None:
+            # A translation into English: the judge's own translation of the source is the English text
+            # stage 2 writes for the checklists (one shared call, the same request), not a second call.
+            try:
+                return {"answer": await self._english(source, language), "error": None, "stage": "translate"}
+            except StageFailure as failure:
+                return {"answer": None, "error": failure.reason, "stage": "translate"}
         try:
             # Shared like the source's concepts: several translations of one source need one reference.
             pred = await self._shared(
@@ -141,8 +149,8 @@ class PointwiseJudge(CEJudgeProgram):
                 text=source,
             )
         except StageFailure as failure:
-            return {"answer": None, "error": failure.reason}
-        return {"answer": pred.translation, "error": None}
+            return {"answer": None, "error": failure.reason, "stage": "reference translation"}
+        return {"answer": pred.translation, "error": None, "stage": "reference translation"}
 
     async def _score(
         self, seen: Understanding, language: str, response_language: str, reference: dict[str, str | None]

@@ -162,41 +162,50 @@ class CEJudgeProgram(dspy.Module):
         async def same(text: str) -> str:
             return text
 
-        ic, it, rc, rt = await asyncio.gather(
-            about("instruction", self._concepts(instruction, "instruction"))
-            if needs["instruction_concepts"]
-            else none(),
-            about("instruction", self._english(instruction, language))
-            if needs["instruction_english"]
-            else same(instruction),
-            about(which, self._concepts(response, "response")) if needs["response_concepts"] else none(),
-            about(which, self._english(response, response_language))
-            if needs["response_english"]
-            else same(response),
+        # Each checklist starts as soon as its own two inputs are in, not when the slowest first-stage
+        # call ends: on the batched engine its prompt is then read beside the calls still decoding.
+        ic_, it_, rc_, rt_ = (
+            asyncio.ensure_future(stage)
+            for stage in (
+                about("instruction", self._concepts(instruction, "instruction"))
+                if needs["instruction_concepts"]
+                else none(),
+                about("instruction", self._english(instruction, language))
+                if needs["instruction_english"]
+                else same(instruction),
+                about(which, self._concepts(response, "response")) if needs["response_concepts"] else none(),
+                about(which, self._english(response, response_language))
+                if needs["response_english"]
+                else same(response),
+            )
         )
+        for first in (ic_, it_, rc_, rt_):  # a failure is raised once, through gather; never "not retrieved"
+            first.add_done_callback(lambda done: done.cancelled() or done.exception())
 
         async def r2i() -> list[str]:
+            concepts, english = await asyncio.gather(ic_, rt_)
             pred = await about(
                 which,
                 self._shared(
                     "checklist_r2i",
                     self.checklist_r2i,
                     task=self.spec.task,
-                    instruction_concepts=ic,
-                    response=rt,
+                    instruction_concepts=concepts,
+                    response=english,
                 ),
             )
             return pred.checklist
 
         async def i2r() -> list[str]:
+            english, concepts = await asyncio.gather(it_, rc_)
             pred = await about(
                 which,
                 self._shared(
                     "checklist_i2r",
                     self.checklist_i2r,
                     task=self.spec.task,
-                    instruction=it,
-                    response_concepts=rc,
+                    instruction=english,
+                    response_concepts=concepts,
                 ),
             )
             return pred.checklist
@@ -204,6 +213,7 @@ class CEJudgeProgram(dspy.Module):
         from_response, from_instruction = await asyncio.gather(
             r2i() if self._r2i else none(), i2r() if self._i2r else none()
         )
+        ic, it, rc, rt = await asyncio.gather(ic_, it_, rc_, rt_)
         return Understanding(instruction, response, ic, it, rc, rt, from_response, from_instruction)
 
     def _shown(self, seen: Understanding, language: str, response_language: str) -> dict[str, str]:
