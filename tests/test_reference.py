@@ -159,9 +159,9 @@ def test_an_unparsable_reference_translation_leaves_the_plain_judgment() -> None
     assert result.ok and "empty reference translation" in result.details["reference"]["error"]
 
 
-def test_a_pointwise_run_records_the_reference_option(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def evaluated(tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> Path:
+    """The run directory of `cejudge evaluate` on one de-en translation (simulated backbone, no likelihood
+    check), with `extra` flags."""
     data = tmp_path / "de-en.jsonl"  # the literary task reads the language pair from the file name
     row = {
         "id": "t1",
@@ -173,8 +173,15 @@ def test_a_pointwise_run_records_the_reference_option(
     out = tmp_path / "run"
     argv = ["evaluate", "--task", "literary", "--data", str(data), "--out", str(out), "--lm", "simulated:0"]
     argv += ["--field", "id=id", "--field", "instruction=source", "--field", "response=translation"]
-    argv += ["--field", "label=score", "--bootstrap", "0", "--reference", "--likelihood-check", "off"]
+    argv += ["--field", "label=score", "--bootstrap", "0", "--likelihood-check", "off", *extra]
     assert main(argv) == 0, capsys.readouterr().err
+    return out
+
+
+def test_a_pointwise_run_records_the_reference_option(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = evaluated(tmp_path, capsys, "--reference")
     record = json.loads((out / "results.jsonl").read_text().splitlines()[0])
     assert record["result"]["details"]["reference"]["answer"] == "[English] Der Hund schläft."
     assert json.loads((out / "run.json").read_text())["reference"] is True
@@ -236,19 +243,7 @@ def test_a_pointwise_run_from_before_the_shared_english_reference_does_not_resum
 def test_the_run_records_which_stage_writes_the_english_reference(
     extra: list[str], expected: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    data = tmp_path / "de-en.jsonl"
-    row = {
-        "id": "t1",
-        "source": TRANSLATION["instruction"],
-        "translation": TRANSLATION["response"],
-        "score": 6,
-    }
-    data.write_text(json.dumps(row) + "\n", encoding="utf-8")
-    out = tmp_path / "run"
-    argv = ["evaluate", "--task", "literary", "--data", str(data), "--out", str(out), "--lm", "simulated:0"]
-    argv += ["--field", "id=id", "--field", "instruction=source", "--field", "response=translation"]
-    argv += ["--field", "label=score", "--bootstrap", "0", "--likelihood-check", "off", *extra]
-    assert main(argv) == 0, capsys.readouterr().err
+    out = evaluated(tmp_path, capsys, *extra)
     assert json.loads((out / "run.json").read_text())["english_reference"] == expected
     record = json.loads((out / "results.jsonl").read_text().splitlines()[0])
     assert (record["result"]["details"].get("reference") or {}).get("stage") == expected
