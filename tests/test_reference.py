@@ -234,11 +234,19 @@ def test_a_pointwise_run_from_before_the_shared_english_reference_does_not_resum
         identity_value({"task": "chat", "method": "cejudge", "judgment": "graded"}, "english_reference")
         is None
     )
+    translated = {**old, "judge_on": "translated"}
+    assert identity_value(translated, "english_reference") is None
 
 
 @pytest.mark.parametrize(
     ("extra", "expected"),
-    [([], "translate"), (["--translator", "none"], "reference translation"), (["--no-reference"], None)],
+    [
+        ([], "translate"),
+        (["--translator", "none"], "reference translation"),
+        (["--no-reference"], None),
+        # The judgment reads both texts in English and writes no reference.
+        (["--judge-on", "translated"], None),
+    ],
 )
 def test_the_run_records_which_stage_writes_the_english_reference(
     extra: list[str], expected: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -44,8 +44,11 @@ def referenced(args: argparse.Namespace, spec: TaskSpec) -> bool:
 
 def english_reference(args: argparse.Namespace, spec: TaskSpec) -> str | None:
     """The stage whose text a pointwise CE-Judge run's judgment reads as its reference into English: stage 2's
-    translation of the source when the LLM translates, else the reference stage's own (pointwise.py)."""
+    translation of the source when the LLM translates, else the reference stage's own (pointwise.py). None
+    when the judgment writes no reference: --no-reference, or --judge-on translated (English texts)."""
     if spec.mode != "pointwise" or not referenced(args, spec) or not reference_of(args, spec):
+        return None
+    if getattr(args, "judge_on", "original") != "original":
         return None
     return "translate" if args.translator == "llm" else "reference translation"
 

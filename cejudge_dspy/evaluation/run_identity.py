@@ -86,8 +86,13 @@ LATER_KEYS: dict[str, Any] = {
     ),
     # Until 3 December 2026 a pointwise reference into English came from the reference stage; since then
     # from stage 2's translation of the source when the LLM translates (methods/cejudge/pointwise.py).
+    # Under --judge-on translated the judgment read both texts in English and no reference was written.
     "english_reference": lambda run: (
-        "reference translation" if identity_value(run, "reference") and _pointwise_spec(run) else None
+        "reference translation"
+        if identity_value(run, "reference")
+        and _pointwise_spec(run)
+        and identity_value(run, "judge_on") == "original"
+        else None
     ),
     "concepts": lambda run: True if _cejudge(run) else None,
     "directions": lambda run: "both" if _cejudge(run) else None,
