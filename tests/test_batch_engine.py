@@ -359,3 +359,21 @@ def test_lookup_drafts_follow_the_latest_earlier_occurrence() -> None:
     assert lookup_drafts(history, 2) == [2, 9]  # no 4-token match; "6 7 8" was followed by 2 9
     assert lookup_drafts([1, 6, 7, 2, 9, 6, 7], 2) == []  # two tokens are too few to guess from
     assert lookup_drafts([4, 4, 4, 4], 5) == [4]  # the overlapping occurrence just before the tail
+
+
+def test_drafts_only_while_at_most_draft_jobs_jobs_decode() -> None:
+    """`draft_jobs` bounds when drafts are tried (make_lm's `draft_jobs`): 0 never, 1 only for a job that
+    decodes alone; the answers are the same whatever the bound."""
+    drafted, answers = {}, {}
+    for bound in (0, 1, 2):
+        runtime = ToyRuntime(n_seq=6, n_batch=32)
+        scheduler = BatchScheduler(runtime, max_active=2, draft=True, draft_jobs=bound)
+        jobs = [job(p, max_tokens=60) for p in prompts(6, seed=5)]
+        run_all(scheduler, jobs)
+        for j in jobs:
+            assert_right(j)
+        drafted[bound], answers[bound] = scheduler.drafted, [j.generated for j in jobs]
+        scheduler.close()
+    assert drafted[0] == 0
+    assert 0 < drafted[1] < drafted[2]
+    assert answers[0] == answers[1] == answers[2]

@@ -24,6 +24,7 @@ from dspy import lm15
 from dspy.clients.engines.base import validate_request
 
 from cejudge_dspy.backbones.batch_scheduler import BatchScheduler, Job, NoRoom
+from cejudge_dspy.backbones.batch_steps import DRAFT_JOBS
 from cejudge_dspy.backbones.llama_engine import LlamaCppEngine
 from cejudge_dspy.backbones.llama_requests import chat_kwargs
 from cejudge_dspy.backbones.prefix_cache import common_prefix, system_turn
@@ -89,6 +90,7 @@ class BatchedLlamaEngine(LlamaCppEngine):
         parallel: int = BATCH_PARALLEL,
         reuse_prefixes: bool = True,
         draft: bool = False,
+        draft_jobs: int = DRAFT_JOBS,
         runtime_factory: Any = None,
         **options: Any,
     ) -> None:
@@ -96,6 +98,7 @@ class BatchedLlamaEngine(LlamaCppEngine):
         self.parallel = parallel
         self.reuse_prefixes = reuse_prefixes  # False: every prompt is read whole (make_lm's cache off)
         self.draft = draft  # prompt-lookup drafts verified in the batch (batch_steps.py)
+        self.draft_jobs = draft_jobs  # ... while at most this many jobs decode
         self._runtime_factory = runtime_factory  # tests pass a toy model
         self._runtime: Any = None
         self._scheduler: BatchScheduler | None = None
@@ -119,7 +122,12 @@ class BatchedLlamaEngine(LlamaCppEngine):
             )
         prefixes = SequenceStates(runtime, self.prompt_state_dir) if self.prompt_state_dir else None
         self._scheduler = BatchScheduler(
-            runtime, max_active=self.parallel, prefixes=prefixes, reuse=self.reuse_prefixes, draft=self.draft
+            runtime,
+            max_active=self.parallel,
+            prefixes=prefixes,
+            reuse=self.reuse_prefixes,
+            draft=self.draft,
+            draft_jobs=self.draft_jobs,
         )
         self._runtime = runtime
         return runtime

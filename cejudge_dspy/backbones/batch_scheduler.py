@@ -21,7 +21,7 @@ import threading
 from collections import Counter, OrderedDict, deque
 
 from cejudge_dspy.backbones.batch_jobs import Job, NoRoom, Prefixes, Runtime
-from cejudge_dspy.backbones.batch_steps import DecodeSteps
+from cejudge_dspy.backbones.batch_steps import DRAFT_JOBS, DecodeSteps
 from cejudge_dspy.backbones.prefix_cache import common_prefix
 
 __all__ = ["BatchScheduler", "Job", "NoRoom"]
@@ -37,9 +37,11 @@ class BatchScheduler(DecodeSteps):
         prefixes: Prefixes | None = None,
         reuse: bool = True,
         draft: bool = False,
+        draft_jobs: int = DRAFT_JOBS,
     ) -> None:
         self.runtime = runtime
         self.draft = draft  # prompt-lookup drafts, verified in the same decode call (batch_steps.py)
+        self.draft_jobs = draft_jobs  # ... only while at most this many jobs decode
         self.drafted = self.accepted = 0
         self.reuse = reuse  # False: no prefix is shared or kept, every prompt is read whole
         # Two ids stay free of running jobs: one for a restored prefix, one to evict into.

@@ -23,8 +23,9 @@ from collections import Counter, OrderedDict, deque
 from cejudge_dspy.backbones.answer_scorer import token_logprob
 from cejudge_dspy.backbones.batch_jobs import Job, NoRoom, Prefixes, Runtime, lookup_drafts
 
-# Drafts are verified only while at most this many jobs decode: each draft is another row of the batch,
-# and on 2 cores a step of 4 rows costs 1.8 steps of one (benchmarks/bench_batch_decode.py).
+# Drafts are verified only while at most this many jobs decode (the scheduler's `draft_jobs`): each draft
+# is another row of the batch, and on 2 cores a step of 4 rows costs 1.8 steps of one
+# (benchmarks/bench_batch_decode.py).
 DRAFT_JOBS = 2
 MAX_DRAFT = 8
 
@@ -36,6 +37,7 @@ class DecodeSteps:
     prefixes: Prefixes | None
     reuse: bool
     draft: bool
+    draft_jobs: int
     drafted: int
     accepted: int
     rows: Counter[int]
@@ -59,7 +61,8 @@ class DecodeSteps:
                 break
             todo = job.todo()[:room]
             last = len(job.kv) + len(todo) == len(job.prompt) + len(job.generated)
-            drafts = self._drafts(job, room - 1) if last and job.generated and decoding <= DRAFT_JOBS else []
+            drafting = last and job.generated and decoding <= self.draft_jobs
+            drafts = self._drafts(job, room - 1) if drafting else []
             scoring = job.score_from is not None
             for k, token in enumerate(todo + drafts):
                 wants = job.wants_logits(len(job.kv) + k) if scoring else last and k >= len(todo) - 1

@@ -102,6 +102,7 @@ def make_lm(
     prompt_states: bool = True,
     parallel: int | None = None,
     draft: bool = False,
+    draft_jobs: int | None = None,
 ) -> dspy.LM:
     """Build the `dspy.LM` for a backbone spec; cheap (a local model loads on its first call).
 
@@ -161,6 +162,7 @@ def make_lm(
                 prompt_state_dir=prompt_state_dir(name + "-seq", n_ctx) if stored else None,
                 reuse_prefixes=prompt_cache_bytes > 0,
                 draft=draft,
+                **({"draft_jobs": draft_jobs} if draft_jobs is not None else {}),
                 **shared,
             )
         else:
