@@ -30,6 +30,7 @@ from typing import Any
 import dspy
 
 from cejudge_dspy.backbones.batch_engine import DEFAULT_PARALLEL, BatchedLlamaEngine
+from cejudge_dspy.backbones.batch_steps import DRAFT_JOBS
 from cejudge_dspy.backbones.embedded import resolve_gguf
 from cejudge_dspy.backbones.gguf import StatusHook, check_gguf, prompt_state_dir
 from cejudge_dspy.backbones.llama_engine import DEFAULT_REPEAT_PENALTY, AsyncLlamaCppEngine, LlamaCppEngine
@@ -102,7 +103,7 @@ def make_lm(
     prompt_states: bool = True,
     parallel: int | None = None,
     draft: bool = False,
-    draft_jobs: int | None = None,
+    draft_jobs: int = DRAFT_JOBS,
 ) -> dspy.LM:
     """Build the `dspy.LM` for a backbone spec; cheap (a local model loads on its first call).
 
@@ -162,7 +163,7 @@ def make_lm(
                 prompt_state_dir=prompt_state_dir(name + "-seq", n_ctx) if stored else None,
                 reuse_prefixes=prompt_cache_bytes > 0,
                 draft=draft,
-                **({"draft_jobs": draft_jobs} if draft_jobs is not None else {}),
+                draft_jobs=draft_jobs,
                 **shared,
             )
         else:
