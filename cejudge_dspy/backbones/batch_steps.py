@@ -25,8 +25,10 @@ from cejudge_dspy.backbones.batch_jobs import Job, NoRoom, Prefixes, Runtime, lo
 
 # Drafts are verified only while at most this many jobs decode (the scheduler's `draft_jobs`): each draft
 # is another row of the batch, and on 2 cores a step of 4 rows costs 1.8 steps of one
-# (benchmarks/bench_batch_decode.py).
-DRAFT_JOBS = 2
+# (benchmarks/bench_batch_decode.py). With 1 they go only to a call that decodes alone (a pointwise
+# judgment's score, a stage's tail): faster on both kinds of judgment in benchmarks/RESULTS.md, where up to
+# two jobs had made the README's pair slower.
+DRAFT_JOBS = 1
 MAX_DRAFT = 8
 
 

@@ -102,7 +102,7 @@ def make_lm(
     prompt_cache_bytes: int = DEFAULT_PROMPT_CACHE_BYTES,
     prompt_states: bool = True,
     parallel: int | None = None,
-    draft: bool = False,
+    draft: bool = True,
     draft_jobs: int = DRAFT_JOBS,
 ) -> dspy.LM:
     """Build the `dspy.LM` for a backbone spec; cheap (a local model loads on its first call).
@@ -110,6 +110,8 @@ def make_lm(
     `num_retries` applies to HTTP backbones (transient failures back off 1, 2, 4 s); a local model
     has nothing transient to retry. `parallel`: calls decoded together by a local model (None: its
     default, the batched engine with DEFAULT_PARALLEL; 1: the serial engine); HTTP backbones have none.
+    `draft`: the batched engine verifies prompt-lookup drafts, kept only where greedy decoding agrees,
+    while at most `draft_jobs` calls decode (batch_steps.DRAFT_JOBS).
     """
     if not isinstance(spec, str) or not spec.strip():
         raise _invalid(spec, "it is empty")
