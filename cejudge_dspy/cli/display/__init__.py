@@ -3,8 +3,6 @@ CLI) that imports rich; everything it shows comes from JudgeResult, summaries an
 
 from __future__ import annotations
 
-from rich.console import Console
-
 from cejudge_dspy.cli.display.answers import match_answers
 from cejudge_dspy.cli.display.rules import decision_rules_table, reliability_table, tie_band_table
 from cejudge_dspy.cli.display.tables import (
@@ -14,6 +12,7 @@ from cejudge_dspy.cli.display.tables import (
     summary_table,
     tasks_table,
 )
+from cejudge_dspy.cli.display.text import console
 from cejudge_dspy.cli.display.verdicts import (
     pairwise_verdict,
     pointwise_score,
@@ -38,6 +37,3 @@ __all__ = [
     "verdict_panel",
 ]
 
-
-def console(stderr: bool = False) -> Console:
-    return Console(stderr=stderr, highlight=False)

@@ -5,7 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rich.console import Console
 from rich.text import Text
+
+
+def console(stderr: bool = False) -> Console:
+    return Console(stderr=stderr, highlight=False)
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
