@@ -23,7 +23,7 @@ from typing import Any
 from rules_table import fmt
 
 from cejudge_dspy.errors import CEJudgeError
-from cejudge_dspy.evaluation.compare import compare_runs
+from cejudge_dspy.metrics import compare_runs
 
 
 def value_ci(metric: dict[str, Any] | None) -> str:

@@ -20,8 +20,8 @@ import statistics
 import time
 from pathlib import Path
 
-from cejudge_dspy.backbones.spec import make_lm
-from cejudge_dspy.likelihood_check import check_likelihood
+from cejudge_dspy.backbones import make_lm
+from cejudge_dspy.judges._likelihood import check_likelihood
 
 DATA = Path(__file__).resolve().parent / "obvious" / "pointwise.jsonl"
 ENGINES = {"serial (second instance)": {"parallel": 1}, "batched (scheduler job)": {}}

@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 
-from cejudge_dspy.backbones.embedded import resolve_gguf
-from cejudge_dspy.backbones.llama_runtime import LlamaRuntime
+from cejudge_dspy.backbones.llamacpp import resolve_gguf
+from cejudge_dspy.backbones.llamacpp._runtime import LlamaRuntime
 
 PROMPT = [{"role": "user", "content": "Write a long story about a cat and a dog who travel to Paris."}]
 

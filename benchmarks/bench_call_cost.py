@@ -53,8 +53,9 @@ def _cpu() -> float:
 
 def _patch(variant: str) -> Any:
     """Apply `variant` to this process; returns a context manager to run the judging in."""
-    from cejudge_dspy.evaluation import runner
-    from cejudge_dspy.methods import formatting, runtime
+    from cejudge_dspy.evaluate import _runner as runner
+    from cejudge_dspy.judges import _formatting as formatting
+    from cejudge_dspy.judges import _runtime as runtime
 
     if variant == "gc-default":
         runtime.run_gc = nullcontext  # type: ignore[assignment]
@@ -71,7 +72,7 @@ def _patch(variant: str) -> Any:
         for cls in formatting.MEMO_ADAPTERS:
             cls.counts_lm_calls = False  # type: ignore[assignment]
     elif variant == "write-on-loop":
-        from cejudge_dspy.evaluation.run_dir import append_record
+        from cejudge_dspy.runs import append_record
 
         class OnLoop:
             def __init__(self, path: Path) -> None:
@@ -105,9 +106,10 @@ def child(variant: str, n: int, out: Path) -> dict[str, Any]:
     import dspy
     from synthetic import pairwise_items
 
-    from cejudge_dspy.backbones import simulated
-    from cejudge_dspy.evaluation.runner import RESULTS, judge_items
-    from cejudge_dspy.methods.cejudge.judges import PairwiseJudge
+    from cejudge_dspy.backbones import _simulated as simulated
+    from cejudge_dspy.evaluate import judge_items
+    from cejudge_dspy.judges.cejudge import PairwiseJudge
+    from cejudge_dspy.runs import RESULTS
 
     server = [0.0]  # the simulated server's CPU: preparing answers and its bookkeeping
     prepare = simulated.SimulatedEngine.prepare

@@ -48,9 +48,9 @@ from typing import Any
 import dspy
 from bench_together import report_together, run_together
 
-from cejudge_dspy.backbones.simulated_answers import stage_of as simulated_stage
-from cejudge_dspy.backbones.spec import make_lm, preferred_adapter
-from cejudge_dspy.methods import build_program
+from cejudge_dspy.backbones import make_lm, preferred_adapter
+from cejudge_dspy.backbones._simulated_answers import stage_of as simulated_stage
+from cejudge_dspy.judges import build_program
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 README_ITEM = {

@@ -31,8 +31,8 @@ from typing import Any
 import dspy
 from bench_embedded import judge, load_items  # run as a script: benchmarks/ is on sys.path
 
-from cejudge_dspy.backbones.spec import make_lm, preferred_adapter
-from cejudge_dspy.methods import build_program
+from cejudge_dspy.backbones import make_lm, preferred_adapter
+from cejudge_dspy.judges import build_program
 
 
 def capture(lm: dspy.LM) -> list[Any]:

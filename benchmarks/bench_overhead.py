@@ -30,13 +30,19 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import dspy  # noqa: E402
 from synthetic import pairwise_items  # noqa: E402
 
-from cejudge_dspy.backbones.simulated import answer, render, simulated_backbone, stage_of  # noqa: E402
-from cejudge_dspy.methods.cejudge import signatures as sig  # noqa: E402
-from cejudge_dspy.methods.cejudge.judges import PairwiseJudge  # noqa: E402
-from cejudge_dspy.methods.cejudge.stages import (
-    Concepts,  # noqa: E402
-    VerdictJudgment,  # noqa: E402
+from cejudge_dspy.backbones import simulated_backbone
+
+# noqa: E402
+from cejudge_dspy.backbones._simulated_answers import answer, render, stage_of
+
+# noqa: E402
+# noqa: E402
+from cejudge_dspy.judges.cejudge import (
+    Concepts,
+    PairwiseJudge,  # noqa: E402
+    VerdictJudgment,
 )
+from cejudge_dspy.judges.cejudge import _signatures as sig  # noqa: E402
 from cejudge_dspy.tasks import load_task  # noqa: E402
 
 

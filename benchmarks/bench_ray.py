@@ -41,11 +41,15 @@ import dspy  # noqa: E402
 from synthetic import pairwise_items  # noqa: E402
 
 from cejudge_dspy.backbones import use_backbone  # noqa: E402
-from cejudge_dspy.evaluation.distributed import RayOptions, RayProgress, judge_on_ray  # noqa: E402
-from cejudge_dspy.evaluation.runner import judge_items  # noqa: E402
-from cejudge_dspy.evaluation.worker import RunRecipe  # noqa: E402
-from cejudge_dspy.items import Item  # noqa: E402
-from cejudge_dspy.methods import run_program  # noqa: E402
+from cejudge_dspy.data import Item  # noqa: E402
+from cejudge_dspy.evaluate import (  # noqa: E402
+    RayOptions,
+    RayProgress,
+    RunRecipe,  # noqa: E402
+    judge_items,  # noqa: E402
+    judge_on_ray,
+)
+from cejudge_dspy.judges import run_program  # noqa: E402
 from cejudge_dspy.tasks import load_task  # noqa: E402
 
 NODE = Path(__file__).resolve().parents[1] / "tests" / "ray_node.py"

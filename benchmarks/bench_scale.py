@@ -48,9 +48,10 @@ def cell(n: int, concurrency: int, ms: float, out: Path) -> dict[str, Any]:
     import dspy
     from synthetic import pairwise_items
 
-    from cejudge_dspy.backbones.simulated import simulated_backbone
-    from cejudge_dspy.evaluation.runner import RESULTS, judge_items, prepare_run_dir
-    from cejudge_dspy.methods.cejudge.judges import PairwiseJudge
+    from cejudge_dspy.backbones import simulated_backbone
+    from cejudge_dspy.evaluate import judge_items
+    from cejudge_dspy.judges.cejudge import PairwiseJudge
+    from cejudge_dspy.runs import RESULTS, prepare_run_dir
 
     items = pairwise_items(n)
     lm, engine = simulated_backbone(base_latency=ms / 1000, per_prompt_token=0.0, per_output_token=0.0)
@@ -114,16 +115,10 @@ def resume(out: Path) -> dict[str, Any]:
     re-summarise (1,000 bootstrap resamples) and rewrite summary.json. The items are read from a JSONL
     file, as `--data` would read them; Python's and DSPy's imports are timed apart."""
     t0, c0 = time.perf_counter(), _cpu()
-    from cejudge_dspy.evaluation.runner import (
-        RESULTS,
-        SUMMARY,
-        judge_items,
-        pending_items,
-        prepare_run_dir,
-        read_records,
-    )
-    from cejudge_dspy.evaluation.summary import summarize
-    from cejudge_dspy.items import Item
+    from cejudge_dspy.data import Item
+    from cejudge_dspy.evaluate import judge_items, pending_items
+    from cejudge_dspy.metrics import summarize
+    from cejudge_dspy.runs import RESULTS, SUMMARY, prepare_run_dir, read_records
     from cejudge_dspy.tasks import load_task
 
     t1, c1 = time.perf_counter(), _cpu()

@@ -18,8 +18,8 @@ from typing import Any
 
 from llama_cpp import Llama
 
-from cejudge_dspy.backbones.embedded import resolve_gguf
-from cejudge_dspy.backbones.prefix_cache import lean_states
+from cejudge_dspy.backbones.llamacpp import resolve_gguf
+from cejudge_dspy.backbones.llamacpp._prefix_cache import lean_states
 
 PROMPT = "Summarise in one sentence: " + "The old fisherman sat by the harbour every evening. " * 50
 

@@ -39,9 +39,9 @@ from harness import Run, run  # noqa: E402
 from paper_pipeline import PaperPairwise, PaperPointwise, SimulatedExternalTranslator  # noqa: E402
 from synthetic import pairwise_items, pointwise_items  # noqa: E402
 
-from cejudge_dspy.backbones.simulated import simulated_backbone  # noqa: E402
-from cejudge_dspy.items import Item  # noqa: E402
-from cejudge_dspy.methods.cejudge.judges import PairwiseJudge, PointwiseJudge  # noqa: E402
+from cejudge_dspy.backbones import simulated_backbone  # noqa: E402
+from cejudge_dspy.data import Item  # noqa: E402
+from cejudge_dspy.judges.cejudge import PairwiseJudge, PointwiseJudge  # noqa: E402
 
 Factory = Callable[[], dspy.Module]
 TRANSLATE_S = [0.1]  # the external translator's latency per request (--translate-ms)

@@ -16,8 +16,8 @@ from typing import Any
 
 import dspy
 
-from cejudge_dspy.backbones.spec import make_lm, preferred_adapter
-from cejudge_dspy.methods import build_program
+from cejudge_dspy.backbones import make_lm, preferred_adapter
+from cejudge_dspy.judges import build_program
 
 
 async def _judge_all(program: dspy.Module, items: list[dict[str, Any]]) -> list[dspy.Prediction]:

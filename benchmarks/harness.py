@@ -29,9 +29,10 @@ from typing import Any
 
 import dspy
 
-from cejudge_dspy.backbones.simulated import CallLog, SimulatedEngine, tagged
-from cejudge_dspy.evaluation.runner import judge_items
-from cejudge_dspy.items import Item
+from cejudge_dspy.backbones import SimulatedEngine
+from cejudge_dspy.backbones._simulated import CallLog, tagged
+from cejudge_dspy.data import Item
+from cejudge_dspy.evaluate import judge_items
 
 FRONT = {"concepts", "translate", "external_translate"}
 CHECKLISTS = {"checklist_r2i", "checklist_i2r"}

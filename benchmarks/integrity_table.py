@@ -30,7 +30,7 @@ os.environ["DSPY_CACHEDIR"] = tempfile.mkdtemp()
 
 from bad_inputs import CASES, good_data, run_case  # noqa: E402
 
-CLI = [sys.executable, "-c", "import sys; from cejudge_dspy.cli.app import main; sys.exit(main())"]
+CLI = [sys.executable, "-c", "import sys; from cejudge_dspy.cli._app import main; sys.exit(main())"]
 N = 40
 
 

@@ -22,10 +22,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cejudge_dspy.backbones.answer_scorer import SCORER_N_CTX, AnswerScorer
-from cejudge_dspy.backbones.embedded import resolve_gguf
-from cejudge_dspy.backbones.spec import make_lm
-from cejudge_dspy.methods.cejudge.tiebreak import likelihood_preference
+from cejudge_dspy.backbones import make_lm
+from cejudge_dspy.backbones.llamacpp import resolve_gguf
+from cejudge_dspy.backbones.llamacpp._answer_scorer import SCORER_N_CTX, AnswerScorer
+from cejudge_dspy.judges.cejudge._tiebreak import likelihood_preference
 
 HERE = Path(__file__).resolve().parent
 

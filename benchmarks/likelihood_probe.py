@@ -24,9 +24,9 @@ from typing import Any
 
 from scipy.stats import kendalltau, spearmanr
 
-from cejudge_dspy.backbones.answer_scorer import SCORER_N_CTX, AnswerScorer
-from cejudge_dspy.backbones.embedded import resolve_gguf
-from cejudge_dspy.likelihood_check import MEAN_FLOOR, translation_messages
+from cejudge_dspy.backbones.llamacpp import resolve_gguf
+from cejudge_dspy.backbones.llamacpp._answer_scorer import SCORER_N_CTX, AnswerScorer
+from cejudge_dspy.judges._likelihood import MEAN_FLOOR, translation_messages
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_FILES = (

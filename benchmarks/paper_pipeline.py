@@ -11,7 +11,7 @@ call, one modelled delay per batch, and no network.
 translation stage on every text, English included (11 calls per pairwise item, 7 per pointwise). It is
 what the paper's pipeline would cost without an external translator.
 
-Same stage modules (so the same prompts and token counts) as `cejudge_dspy.methods.cejudge`.
+Same stage modules (so the same prompts and token counts) as `cejudge_dspy.judges.cejudge`.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from typing import Any, Literal
 
 import dspy
 
-from cejudge_dspy.backbones.simulated import CallLog, current_tag
-from cejudge_dspy.languages import is_english, language_name, normalize_language
-from cejudge_dspy.methods import StageFailure
-from cejudge_dspy.methods.cejudge.stages import (
+from cejudge_dspy.backbones._simulated import CallLog, current_tag
+from cejudge_dspy.data import is_english, language_name, normalize_language
+from cejudge_dspy.judges import StageFailure
+from cejudge_dspy.judges.cejudge import (
     ChecklistFromInstruction,
     ChecklistFromResponse,
     Concepts,
@@ -33,7 +33,7 @@ from cejudge_dspy.methods.cejudge.stages import (
     Translate,
     VerdictJudgment,
 )
-from cejudge_dspy.results import JudgeResult, OrderResult, unparsed
+from cejudge_dspy.judges.verdicts import JudgeResult, OrderResult, unparsed
 from cejudge_dspy.tasks import TaskSpec, load_task
 from cejudge_dspy.usage import Usage, collecting, current_subject
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import random
 
-from cejudge_dspy.items import Item
+from cejudge_dspy.data import Item
 
 # Every fourth instruction is English, as in MM-Eval's mix.
 PAIRWISE_LANGUAGES = (

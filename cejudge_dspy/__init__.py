@@ -8,12 +8,12 @@ __version__ = "0.1.0"
 
 # Lazy exports keep `import cejudge_dspy` (and the CLI's start-up) from importing DSPy's whole stack.
 _EXPORTS = {
-    "PairwiseJudge": "methods",
-    "PointwiseJudge": "methods",
-    "build_program": "methods",
-    "program_for_task": "methods",
-    "JudgeResult": "results",
-    "Item": "items",
+    "PairwiseJudge": "judges.cejudge",
+    "PointwiseJudge": "judges.cejudge",
+    "build_program": "judges",
+    "program_for_task": "judges",
+    "JudgeResult": "judges.verdicts",
+    "Item": "data",
     "make_lm": "backbones",
     "use_backbone": "backbones",
     "load_task": "tasks",

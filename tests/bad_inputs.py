@@ -89,7 +89,8 @@ def program(
     """A saved program derived from the hand-written chat program, loaded with --program PATH."""
 
     def argv(d: Path) -> list[str]:
-        from cejudge_dspy.methods import PairwiseJudge, save_program
+        from cejudge_dspy.judges import save_program
+        from cejudge_dspy.judges.cejudge import PairwiseJudge
 
         save_program(PairwiseJudge("chat"), d / "base.json", {"task": "chat", "task_version": 1})
         base = json.loads((d / "base.json").read_text())
@@ -259,7 +260,7 @@ def CASES() -> list[Case]:  # noqa: N802 - a table, built fresh per run
 
 
 def _shard_runs(d: Path, n: int, ks: list[int], **extra: list[str]) -> list[str]:
-    from cejudge_dspy.cli.app import main
+    from cejudge_dspy.cli import main
 
     paths = []
     for k in ks:
@@ -283,7 +284,7 @@ def merge(build: Callable[[Path], list[str]], *extra: str) -> Callable[[Path], l
 
 
 def _corrupt_middle(d: Path) -> list[str]:
-    from cejudge_dspy.cli.app import main
+    from cejudge_dspy.cli import main
 
     argv = evaluate()(d)
     with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
@@ -328,14 +329,14 @@ def RUN_CASES() -> list[Case]:  # noqa: N802
 
 def run_case(case: Case, folder: Path) -> tuple[str, str]:
     """("one line" | "traceback" | "accepted" | "wrote output", detail) for one case, in-process."""
-    from cejudge_dspy import tasks
-    from cejudge_dspy.cli.app import main
+    from cejudge_dspy.tasks import _catalog
+    from cejudge_dspy.cli import main
 
     folder.mkdir(parents=True, exist_ok=True)
     env = case.env(folder)
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
-    tasks._registry.cache_clear()
+    _catalog._registry.cache_clear()
     err, out = io.StringIO(), io.StringIO()
     try:
         argv = case.argv(folder)
@@ -346,7 +347,7 @@ def run_case(case: Case, folder: Path) -> tuple[str, str]:
     finally:
         for k, v in saved.items():
             os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
-        tasks._registry.cache_clear()
+        _catalog._registry.cache_clear()
     lines = [line for line in err.getvalue().splitlines() if line.strip()]
     if code == 0:
         return "accepted", err.getvalue()[-300:]

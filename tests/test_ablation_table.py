@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from cejudge_dspy.cli.app import main as cejudge
-from cejudge_dspy.evaluation.compare import compare_runs
+from cejudge_dspy.cli import main as cejudge
+from cejudge_dspy.metrics import compare_runs
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from ablation_table import main, paired, table, value_ci  # noqa: E402

@@ -16,10 +16,10 @@ import dspy
 import pytest
 from fakes import FakeEngine, fake_lm
 
-from cejudge_dspy.cli.app import main
+from cejudge_dspy.cli import main
 from cejudge_dspy.errors import CEJudgeError, InputError
-from cejudge_dspy.evaluation.compare import compare_runs
-from cejudge_dspy.methods.cejudge.judges import PairwiseJudge, PointwiseJudge
+from cejudge_dspy.judges.cejudge import PairwiseJudge, PointwiseJudge
+from cejudge_dspy.metrics import compare_runs
 
 FIXTURES = Path(__file__).parent / "fixtures" / "data"
 INSTRUCTION, A, B = "Nenne eine Primzahl.", "Sieben ist prim.", "Neun ist prim."
@@ -172,7 +172,7 @@ def test_pointwise_judgment_on_the_translation_says_english() -> None:
 
 
 def test_pointwise_judgment_reads_the_checklist_and_writes_answers_only_when_asked() -> None:
-    from cejudge_dspy.methods.cejudge.signatures import ANSWER_STEP, SILENT_STEP
+    from cejudge_dspy.judges.cejudge._signatures import ANSWER_STEP, SILENT_STEP
 
     lm, engine = fake_lm()
     source, translation = "The cat sleeps.", "Die Katze schläft."
@@ -199,7 +199,7 @@ def test_pointwise_judgment_reads_the_checklist_and_writes_answers_only_when_ask
 
 
 def test_without_answers_needs_a_judgment_that_answers() -> None:
-    from cejudge_dspy.methods.cejudge.signatures import GradeResponse, without_answers
+    from cejudge_dspy.judges.cejudge._signatures import GradeResponse, without_answers
 
     with pytest.raises(ValueError, match="GradeResponse has no answering step"):
         without_answers(GradeResponse)
@@ -311,7 +311,7 @@ def test_compare_refuses_only_runs_it_cannot_compare(tmp_path: Path) -> None:
 
 
 def test_runs_recorded_before_the_ablation_options_resume_as_they_were_judged() -> None:
-    from cejudge_dspy.evaluation.run_dir import identity_diff
+    from cejudge_dspy.runs import identity_diff
 
     keys = ("concepts", "directions", "judge_on", "language_check")
     now = {"concepts": True, "directions": "both", "judge_on": "original"}
@@ -333,7 +333,7 @@ def test_runs_recorded_before_the_ablation_options_resume_as_they_were_judged() 
 
 
 def test_answers_is_in_a_pointwise_run_identity_and_old_runs_resume_with_answers(tmp_path: Path) -> None:
-    from cejudge_dspy.evaluation.run_dir import identity_diff
+    from cejudge_dspy.runs import identity_diff
 
     liteval = FIXTURES / "liteval"
     argv = ["evaluate", "--task", "literary", "--data", str(liteval), "--lm", "simulated:0", "--limit", "2"]

@@ -23,19 +23,22 @@ import pytest
 from dspy import lm15
 from dspy.clients.cache import Cache
 
-from cejudge_dspy.backbones import embedded
-from cejudge_dspy.backbones import spec as backbones
-from cejudge_dspy.backbones.embedded import resolve_gguf
-from cejudge_dspy.backbones.errors import explain_backbone_error
-from cejudge_dspy.backbones.llama_engine import AsyncLlamaCppEngine, LlamaCppEngine
-from cejudge_dspy.backbones.llama_requests import chat_kwargs, llama_response_format
-from cejudge_dspy.backbones.spec import (
-    DEFAULT_REPEAT_PENALTY,
+from cejudge_dspy.backbones import _spec as backbones
+from cejudge_dspy.backbones import (
     cache_scope,
     check_backbone,
+    explain_backbone_error,
     gguf_model_name,
     make_lm,
 )
+from cejudge_dspy.backbones.llamacpp import (
+    DEFAULT_REPEAT_PENALTY,
+    AsyncLlamaCppEngine,
+    LlamaCppEngine,
+    resolve_gguf,
+)
+from cejudge_dspy.backbones.llamacpp import _embedded as embedded
+from cejudge_dspy.backbones.llamacpp._requests import chat_kwargs, llama_response_format
 from cejudge_dspy.errors import BackboneError
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no metadata download attempt
@@ -510,9 +513,9 @@ def test_embedded_spec_uses_the_packaged_model_unless_env_names_one(
 def test_simulated_server_reads_every_input_field_as_the_reference_regex_does(
     adapter: dspy.Adapter | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cejudge_dspy.backbones import simulated
-    from cejudge_dspy.backbones.simulated_answers import _FIELD, fields_of
-    from cejudge_dspy.methods.cejudge.judges import PairwiseJudge, PointwiseJudge
+    from cejudge_dspy.backbones import _simulated as simulated
+    from cejudge_dspy.backbones._simulated_answers import _FIELD, fields_of
+    from cejudge_dspy.judges.cejudge import PairwiseJudge, PointwiseJudge
 
     seen: list[str] = []
     prepare = simulated.SimulatedEngine.prepare
@@ -570,7 +573,7 @@ def test_the_repeat_penalty_flag_is_in_the_run_identity(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from cejudge_dspy.cli import main
-    from cejudge_dspy.evaluation.run_dir import identity_diff
+    from cejudge_dspy.runs import identity_diff
 
     data = Path(__file__).parent / "fixtures" / "data" / "pairwise_labels.jsonl"
     argv = ["evaluate", "--task", "chat", "--data", str(data), "--lm", "simulated:0", "--bootstrap", "0"]

@@ -12,15 +12,17 @@ import dspy
 import pytest
 from dspy import lm15
 
-from cejudge_dspy.backbones.batch_engine import (
+from cejudge_dspy.backbones.llamacpp import (
     BATCH_PARALLEL,
     DEFAULT_PARALLEL,
+    AsyncLlamaCppEngine,
     BatchedLlamaEngine,
-    SequenceStates,
+    LlamaCppEngine,
 )
-from cejudge_dspy.backbones.batch_scheduler import BatchScheduler, Job, NoRoom
-from cejudge_dspy.backbones.llama_engine import AsyncLlamaCppEngine, LlamaCppEngine
-from cejudge_dspy.backbones.top_logprobs import TopLogprobs
+from cejudge_dspy.backbones.llamacpp._batch_engine import SequenceStates
+from cejudge_dspy.backbones.llamacpp._batch_jobs import Job, NoRoom
+from cejudge_dspy.backbones.llamacpp._batch_scheduler import BatchScheduler
+from cejudge_dspy.backbones.llamacpp._top_logprobs import TopLogprobs
 from tests.toy_runtime import GreedySampler, ToyRuntime, reference
 
 
@@ -268,7 +270,7 @@ def test_a_variant_of_a_stage_prompt_is_stored_as_its_own_family(tmp_path: Path)
 def test_parallel_picks_the_engine_and_a_bad_value_is_one_clear_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cejudge_dspy.backbones import spec as backbones
+    from cejudge_dspy.backbones import _spec as backbones
     from cejudge_dspy.errors import BackboneError
 
     monkeypatch.setattr(backbones, "_llama_cpp_installed", lambda: True)
@@ -301,7 +303,7 @@ def test_parallel_picks_the_engine_and_a_bad_value_is_one_clear_error(
 def test_the_parallel_flag_reaches_the_backbone_only_when_set() -> None:
     import argparse
 
-    from cejudge_dspy.cli.common import add_backbone_args, backbone_options
+    from cejudge_dspy.cli._common import add_backbone_args, backbone_options
 
     parser = argparse.ArgumentParser()
     add_backbone_args(parser)
@@ -354,7 +356,7 @@ def test_prompt_lookup_drafts_change_no_answer_and_save_decode_calls() -> None:
 
 
 def test_lookup_drafts_follow_the_latest_earlier_occurrence() -> None:
-    from cejudge_dspy.backbones.batch_jobs import lookup_drafts
+    from cejudge_dspy.backbones.llamacpp._batch_jobs import lookup_drafts
 
     history = [4, 5, 6, 7, 8, 9, 1, 6, 7, 2, 3, 4, 5, 6, 7]
     assert lookup_drafts(history, 3) == [8, 9, 1]  # "4 5 6 7" seen at the start: what followed it

@@ -10,9 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cejudge_dspy.backbones.answer_scorer import token_logprob
-from cejudge_dspy.backbones.batch_engine import BatchedLlamaEngine
-from cejudge_dspy.backbones.batch_scheduler import BatchScheduler, Job
+from cejudge_dspy.backbones.llamacpp import BatchedLlamaEngine
+from cejudge_dspy.backbones.llamacpp._answer_scorer import token_logprob
+from cejudge_dspy.backbones.llamacpp._batch_jobs import Job
+from cejudge_dspy.backbones.llamacpp._batch_scheduler import BatchScheduler
 from tests.toy_runtime import VOCAB, GreedySampler, ToyRuntime, next_token, reference
 
 

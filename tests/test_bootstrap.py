@@ -11,8 +11,7 @@ import random
 import numpy as np
 import pytest
 
-from cejudge_dspy.evaluation.metrics import accuracy, kendall_tau, pearson, spearman
-from cejudge_dspy.evaluation.significance import bootstrap_ci, paired_bootstrap_diff
+from cejudge_dspy.metrics import accuracy, bootstrap_ci, kendall_tau, paired_bootstrap_diff, pearson, spearman
 
 
 def pairwise(n: int = 40, seed: int = 3) -> tuple[list[str | None], list[str]]:
@@ -110,8 +109,8 @@ def test_any_other_metric_takes_the_general_path_with_the_same_numbers() -> None
 
 
 def test_strict_accuracy_resamples_as_the_metric_gives_them() -> None:
-    from cejudge_dspy.evaluation.metrics import strict_accuracy
-    from cejudge_dspy.evaluation.significance import _resampled_values
+    from cejudge_dspy.metrics import strict_accuracy
+    from cejudge_dspy.metrics._significance import _resampled_values
 
     preds, golds = pairwise(n=60, seed=9)
     golds[3] = None  # an errored item: excluded, not scored wrong

@@ -15,13 +15,10 @@ import dspy
 import pytest
 from fakes import fake_lm
 
+from cejudge_dspy.data import Item
 from cejudge_dspy.errors import DataError, InputError, TaskError
-from cejudge_dspy.evaluation import checkeval_agreement as agreement
-from cejudge_dspy.evaluation import per_group_correlation
-from cejudge_dspy.evaluation.runner import Record
-from cejudge_dspy.items import Item
-from cejudge_dspy.methods import build_program, method_names
-from cejudge_dspy.methods.checkeval import (
+from cejudge_dspy.judges import build_program, method_names
+from cejudge_dspy.judges.checkeval import (
     CheckEvalJudge,
     Checklist,
     Question,
@@ -30,8 +27,12 @@ from cejudge_dspy.methods.checkeval import (
     parse_answer,
     share_of_yes,
 )
-from cejudge_dspy.results import JudgeResult
-from cejudge_dspy.tasks import load_task, parse_task
+from cejudge_dspy.judges.verdicts import JudgeResult
+from cejudge_dspy.metrics import checkeval_agreement as agreement
+from cejudge_dspy.metrics import per_group_correlation
+from cejudge_dspy.runs import Record
+from cejudge_dspy.tasks import load_task
+from cejudge_dspy.tasks._parsing import parse_task
 
 TOY = {
     "name": "toy",

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from cejudge_dspy.cli.app import main
+from cejudge_dspy.cli import main
 from cejudge_dspy.cli.display import dimension_tables, summary_table
-from cejudge_dspy.evaluation.runner import Record
-from cejudge_dspy.evaluation.summary import summarize
-from cejudge_dspy.items import Item
-from cejudge_dspy.results import JudgeResult
+from cejudge_dspy.data import Item
+from cejudge_dspy.judges.verdicts import JudgeResult
+from cejudge_dspy.metrics import summarize
+from cejudge_dspy.runs import Record
 from cejudge_dspy.tasks import load_task
 
 DIMS = ("coherence", "consistency", "fluency", "relevance")
@@ -101,7 +101,7 @@ def test_agreement_command_reports_each_dimension_and_overall(
 
 
 def test_mean_human_score_edge_cases() -> None:
-    from cejudge_dspy.evaluation.checkeval import mean_human_score
+    from cejudge_dspy.metrics import mean_human_score
 
     assert mean_human_score({"a": 1, "b": 4.0}, ["a", "b"]) == 2.5
     assert mean_human_score({"a": 1}, ["a", "b"]) is None  # a partial mean is another scale

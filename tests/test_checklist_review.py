@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from fakes import fake_lm
 
-from cejudge_dspy.backbones import spec as backbones
-from cejudge_dspy.cli.app import main
+from cejudge_dspy.backbones import _spec as backbones
+from cejudge_dspy.cli import main
 from cejudge_dspy.data import load_items
-from cejudge_dspy.methods.checkeval import Checklist
-from cejudge_dspy.methods.checkeval.checklist import HUMAN, REVIEW_REASONS
+from cejudge_dspy.judges.checkeval import REVIEW_REASONS, Checklist
+from cejudge_dspy.judges.checkeval._checklist import HUMAN
 from cejudge_dspy.tasks import load_task
 
 REPO = Path(__file__).resolve().parents[1]

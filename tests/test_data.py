@@ -14,11 +14,10 @@ from pathlib import Path
 import datasets
 import pytest
 
-from cejudge_dspy.data.loader import load_items, stratified_sample, task_summary
-from cejudge_dspy.data.rows import parse_label
+from cejudge_dspy.data import Item, load_items, parse_label, stratified_sample, task_summary
 from cejudge_dspy.errors import DataError, InputError
-from cejudge_dspy.items import Item
-from cejudge_dspy.tasks import DatasetSpec, available_tasks, load_task
+from cejudge_dspy.tasks import available_tasks, load_task
+from cejudge_dspy.tasks._spec import DatasetSpec
 
 FIXTURES = Path(__file__).parent / "fixtures" / "data"
 LITEVAL = FIXTURES / "liteval"

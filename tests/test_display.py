@@ -9,10 +9,10 @@ import pytest
 from rich.console import Console
 
 from cejudge_dspy.cli.display import match_answers, summary_table, verdict_panel
-from cejudge_dspy.evaluation.runner import Record
-from cejudge_dspy.evaluation.summary import summarize
-from cejudge_dspy.items import Item
-from cejudge_dspy.results import JudgeResult, OrderResult
+from cejudge_dspy.data import Item
+from cejudge_dspy.judges.verdicts import JudgeResult, OrderResult
+from cejudge_dspy.metrics import summarize
+from cejudge_dspy.runs import Record
 from cejudge_dspy.tasks import load_task
 
 CHAT = load_task("chat")
@@ -157,7 +157,8 @@ def test_the_caption_explains_the_position_numbers() -> None:
 
 def test_a_probability_verdict_says_when_the_orders_disagree() -> None:
 
-    from cejudge_dspy.results import Argmax, Probabilities
+    from cejudge_dspy.judges.verdicts import Probabilities
+    from cejudge_dspy.judges.verdicts._results import Argmax
 
     # The orders disagree (argmax tie), the probabilities favour B: the header must not claim both picked it.
     result = replace(
@@ -175,7 +176,8 @@ def test_a_probability_verdict_says_when_the_orders_disagree() -> None:
 
 
 def test_a_graded_verdict_shows_each_grade_and_says_no_order_was_shown() -> None:
-    from cejudge_dspy.results import Argmax, GradeResult, Probabilities
+    from cejudge_dspy.judges.verdicts import GradeResult, Probabilities
+    from cejudge_dspy.judges.verdicts._results import Argmax
 
     result = JudgeResult(
         mode="pairwise",

@@ -14,8 +14,8 @@ from typing import Literal
 import dspy
 import pytest
 
-from cejudge_dspy.backbones import embedded
-from cejudge_dspy.backbones.spec import make_lm
+from cejudge_dspy.backbones import make_lm
+from cejudge_dspy.backbones.llamacpp import _embedded as embedded
 
 pytestmark = pytest.mark.slow
 
@@ -92,7 +92,7 @@ def test_the_likelihood_check_sees_word_salad_and_passes_a_faithful_translation(
     import json
     from pathlib import Path
 
-    from cejudge_dspy.likelihood_check import check_likelihood, scorer_of
+    from cejudge_dspy.judges._likelihood import check_likelihood, scorer_of
 
     rows = Path(__file__).resolve().parents[1] / "benchmarks" / "obvious" / "pointwise.jsonl"
     by_id = {r["id"]: r for r in map(json.loads, rows.read_text(encoding="utf-8").splitlines())}

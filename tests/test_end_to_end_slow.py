@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from cejudge_dspy.backbones import embedded
-from cejudge_dspy.backbones.spec import use_backbone
-from cejudge_dspy.methods.cejudge.judges import PairwiseJudge, PointwiseJudge
+from cejudge_dspy.backbones import use_backbone
+from cejudge_dspy.backbones.llamacpp import _embedded as embedded
+from cejudge_dspy.judges.cejudge import PairwiseJudge, PointwiseJudge
 
 pytestmark = pytest.mark.slow
 

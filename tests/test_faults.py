@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 from bad_inputs import CASES, good_data, run_case
 
-from cejudge_dspy.cli.app import main
-from cejudge_dspy.evaluation.runner import read_records
+from cejudge_dspy.cli import main
+from cejudge_dspy.runs import read_records
 
-CLI = [sys.executable, "-c", "import sys; from cejudge_dspy.cli.app import main; sys.exit(main())"]
+CLI = [sys.executable, "-c", "import sys; from cejudge_dspy.cli._app import main; sys.exit(main())"]
 
 
 @pytest.mark.parametrize("case", CASES(), ids=lambda c: c.name[:60])
@@ -164,7 +164,8 @@ def test_every_settings_change_is_refused_by_name_and_force_new_starts_over(
     other = good_data(tmp_path, 13, "other.jsonl")
     change = [str(other) if c == "OTHER" else c for c in change]
     if key == "program":  # a tuned program with a held-out gain in the optimized folder makes auto != base
-        from cejudge_dspy.methods import PairwiseJudge, save_program
+        from cejudge_dspy.judges import save_program
+        from cejudge_dspy.judges.cejudge import PairwiseJudge
 
         tuned = tmp_path / "optimized"
         monkeypatch.setenv("CEJUDGE_OPTIMIZED", str(tuned))
@@ -204,7 +205,7 @@ def test_merge_needs_all_shards_or_says_partial(tmp_path: Path, capsys: pytest.C
 
 
 def test_error_texts_never_store_the_api_key(tmp_path: Path) -> None:
-    from cejudge_dspy.evaluation.redact import redact
+    from cejudge_dspy.runs import redact
 
     record = {
         "item": {"instruction": "api_key=kept-as-data"},
@@ -223,7 +224,7 @@ def test_a_run_whose_items_all_errored_exits_non_zero(
     # Google Translate offline: every non-English item errors, and the line blames the translator.
     import requests
 
-    from cejudge_dspy.translate.google import GoogleTranslator
+    from cejudge_dspy.translate._google import GoogleTranslator
 
     def offline(self: object, text: str, source: str) -> str:
         raise requests.exceptions.ConnectionError("Max retries exceeded: connection refused")

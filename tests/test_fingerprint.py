@@ -10,12 +10,13 @@ import pytest
 from bad_inputs import good_data
 from test_faults import evaluate_argv
 
-from cejudge_dspy.cli.app import main
+from cejudge_dspy.cli import main
 from cejudge_dspy.errors import CEJudgeError
-from cejudge_dspy.evaluation.worker import JudgeWorker, RunRecipe
-from cejudge_dspy.methods import build_program
-from cejudge_dspy.methods.cejudge import stages
-from cejudge_dspy.methods.fingerprint import prompt_description, prompt_fingerprint
+from cejudge_dspy.evaluate import RunRecipe
+from cejudge_dspy.evaluate._worker import JudgeWorker
+from cejudge_dspy.judges import build_program, prompt_fingerprint
+from cejudge_dspy.judges._fingerprint import prompt_description
+from cejudge_dspy.judges.cejudge import _stages as stages
 from cejudge_dspy.tasks import load_task
 
 

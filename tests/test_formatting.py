@@ -13,16 +13,17 @@ import typing
 from pathlib import Path
 from typing import Any
 
+import cejudge_dspy.judges  # noqa: F401 - imports every method, so every Stage subclass exists
 import dspy
 import pytest
 from fakes import fake_lm
 
-import cejudge_dspy.methods  # noqa: F401 - imports every method, so every Stage subclass exists
-from cejudge_dspy.evaluation.runner import RESULTS, judge_items
-from cejudge_dspy.items import Item
-from cejudge_dspy.methods.cejudge.judges import PairwiseJudge, PointwiseJudge
-from cejudge_dspy.methods.formatting import MemoChatAdapter, MemoJSONAdapter, memo_adapter
-from cejudge_dspy.methods.stages import Stage
+from cejudge_dspy.data import Item
+from cejudge_dspy.evaluate import judge_items
+from cejudge_dspy.judges import Stage, memo_adapter
+from cejudge_dspy.judges._formatting import MemoChatAdapter, MemoJSONAdapter
+from cejudge_dspy.judges.cejudge import PairwiseJudge, PointwiseJudge
+from cejudge_dspy.runs import RESULTS
 
 TEXT = 'Zeile eins\n\nzweite Zeile mit "Anführung", Ümlaut, 日本語 und [[ ## kein Feld ## ]]'
 
@@ -176,7 +177,7 @@ def test_a_run_counts_the_stages_retry_through_the_other_adapter(tmp_path: Path)
 def test_a_runs_memo_holds_two_texts_per_stage_whatever_the_run_length(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cejudge_dspy.methods import runtime
+    from cejudge_dspy.judges import _runtime as runtime
 
     made: list[dspy.Adapter] = []
 

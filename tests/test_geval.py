@@ -11,12 +11,12 @@ import dspy
 import pytest
 from fakes import fake_lm, scripted_logprobs
 
-from cejudge_dspy.backbones import spec as backbones
-from cejudge_dspy.cli.app import main
+from cejudge_dspy.backbones import _spec as backbones
+from cejudge_dspy.cli import main
 from cejudge_dspy.errors import TaskError
-from cejudge_dspy.methods import build_program, method_names
-from cejudge_dspy.methods.geval import GEvalJudge, likert_scale
-from cejudge_dspy.results import JudgeResult
+from cejudge_dspy.judges import GEvalJudge, build_program, method_names
+from cejudge_dspy.judges._geval import likert_scale
+from cejudge_dspy.judges.verdicts import JudgeResult
 from cejudge_dspy.tasks import load_task
 
 DIMS = ("coherence", "consistency", "fluency", "relevance")
@@ -192,9 +192,9 @@ def test_compare_geval_with_checkeval_per_dimension(
 ) -> None:
     from view_runs import write_run
 
-    from cejudge_dspy.evaluation.compare import compare_runs
-    from cejudge_dspy.evaluation.runner import Record
-    from cejudge_dspy.items import Item
+    from cejudge_dspy.data import Item
+    from cejudge_dspy.metrics import compare_runs
+    from cejudge_dspy.runs import Record
 
     humans = [1.0, 2.0, 3.0, 4.0]
 

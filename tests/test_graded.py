@@ -8,10 +8,9 @@ import pytest
 from fakes import fake_lm, scripted_logprobs
 
 from cejudge_dspy import PairwiseJudge, PointwiseJudge
-from cejudge_dspy.language_check import check_language
-from cejudge_dspy.methods.cejudge.graded import graded_call
-from cejudge_dspy.probabilities import grade_value, graded_preference
-from cejudge_dspy.results import GradeResult, JudgeResult
+from cejudge_dspy.judges.cejudge._graded import graded_call
+from cejudge_dspy.judges.cejudge._language_check import check_language
+from cejudge_dspy.judges.verdicts import GradeResult, JudgeResult, grade_value, graded_preference
 
 PAIR = {"instruction": "Name a prime number.", "response_a": "9", "response_b": "7"}
 # P(es) 0.87 (the rest on gl, pt, ...), P(en) 0: no language is sure, yet English is ruled out.

@@ -7,8 +7,8 @@ import pytest
 from fakes import fake_lm
 
 from cejudge_dspy.errors import InputError, TaskError
-from cejudge_dspy.methods.cejudge.judges import PairwiseJudge, PointwiseJudge
-from cejudge_dspy.results import OrderResult, reconcile, swap_verdict
+from cejudge_dspy.judges.cejudge import PairwiseJudge, PointwiseJudge
+from cejudge_dspy.judges.verdicts import OrderResult, reconcile, swap_verdict
 
 
 def run(judge: dspy.Module, lm: dspy.LM, **inputs: str) -> dspy.Prediction:
@@ -200,7 +200,7 @@ def test_swap_and_reconcile_are_pure_and_invertible() -> None:
 
 
 def test_direct_baseline_is_one_call_per_order_with_the_same_swap() -> None:
-    from cejudge_dspy.methods.direct import DirectPairwiseJudge, DirectPointwiseJudge
+    from cejudge_dspy.judges import DirectPairwiseJudge, DirectPointwiseJudge
 
     def prefer(inputs: dict[str, str]) -> dict[str, object]:
         return {"feedback": "ok", "verdict": "A" if inputs["response_a"] == "Drei Uhr." else "B"}

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from cejudge_dspy.data import is_english, language_name, normalize_language
+from cejudge_dspy.data._languages import LANGUAGES, split_pair
 from cejudge_dspy.errors import InputError
-from cejudge_dspy.languages import LANGUAGES, is_english, language_name, normalize_language, split_pair
 
 MM_EVAL = "ar bn ca de en es eu fr gl it ja ko ru sw te th vi zh".split()
 LITEVAL = "en de zh cs ru uk ja".split()

@@ -17,7 +17,7 @@ import dspy
 import pytest
 from fakes import fake_lm
 
-from cejudge_dspy.backbones import spec as backbones
+from cejudge_dspy.backbones import _spec as backbones
 from cejudge_dspy.cli import main
 from cejudge_dspy.errors import CEJudgeError
 
@@ -30,39 +30,114 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _owner(module: str) -> str:
-    """The innermost package a module belongs to (a package's __init__ belongs to itself)."""
+def _is_private(part: str) -> bool:
+    return part.startswith("_") and not part.startswith("__")
+
+
+def _package(module: str) -> str:
+    """The package that owns a module: itself for a package, the folder for a module in it."""
     path = ROOT.joinpath(*module.split("."))
     return module if path.is_dir() else module.rpartition(".")[0]
 
 
-def _private_imports() -> list[str]:
+def _inside(importer: str, package: str) -> bool:
+    owner = _package(importer)
+    return owner == package or owner.startswith(package + ".")
+
+
+def _private_reach(importer: str, target: str, names: list[str]) -> list[str]:
+    """What `from target import names` in `importer` reaches that is private to a package the importer
+    is not inside of: a private module on the path, or a private name of the target's package."""
+    found = []
+    parts = target.split(".")
+    for i, part in enumerate(parts):
+        if _is_private(part) and not _inside(importer, ".".join(parts[:i])):
+            found.append(f"{importer} imports the private module {target}")
+            break
+    for name in names:
+        if _is_private(name) and not _inside(importer, _package(target)):
+            found.append(f"{importer} imports {target}.{name}")
+    return found
+
+
+def _imports() -> list[tuple[str, ast.ImportFrom]]:
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
-        importer = _module_name(path)
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if not isinstance(node, ast.ImportFrom) or not (node.module or "").startswith("cejudge_dspy"):
-                continue
-            assert node.level == 0, f"{importer}: relative import"
-            target = node.module or ""
-            if any(p.startswith("_") for p in target.split(".")):
-                found.append(f"{importer} imports the private module {target}")
-            for alias in node.names:
-                private = alias.name.startswith("_") and not alias.name.startswith("__")
-                if private and _owner(target) != _owner(importer):
-                    found.append(f"{importer} imports {target}.{alias.name}")
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("cejudge_dspy"):
+                found.append((_module_name(path), node))
     return found
 
 
 def test_no_module_imports_a_private_name_from_another_package() -> None:
-    assert _private_imports() == []
+    found = []
+    for importer, node in _imports():
+        assert node.level == 0, f"{importer}: relative import"
+        found += _private_reach(importer, node.module or "", [a.name for a in node.names])
+    assert found == []
 
 
-def test_the_private_name_check_can_fail(tmp_path: Path) -> None:
-    # The owner rule the check relies on: a module's package, a package's own __init__.
-    assert _owner("cejudge_dspy.methods.checkeval.judge") == "cejudge_dspy.methods.checkeval"
-    assert _owner("cejudge_dspy.methods") == "cejudge_dspy.methods"
-    assert _owner("cejudge_dspy.errors") == "cejudge_dspy"
+def test_the_private_name_check_can_fail() -> None:
+    assert _package("cejudge_dspy.judges.checkeval._judge") == "cejudge_dspy.judges.checkeval"
+    assert _package("cejudge_dspy.judges") == "cejudge_dspy.judges"
+    assert _package("cejudge_dspy.errors") == "cejudge_dspy"
+    # Inside a package (and its subpackages) its private modules are open; from outside, only its face.
+    assert (
+        _private_reach("cejudge_dspy.judges.cejudge._pairwise", "cejudge_dspy.judges._stages", ["Stage"])
+        == []
+    )
+    assert _private_reach("cejudge_dspy.cli._app", "cejudge_dspy.judges._stages", ["Stage"]) != []
+    assert _private_reach("cejudge_dspy.cli._app", "cejudge_dspy.usage", ["_calls"]) != []
+    assert _private_reach("cejudge_dspy.usage._accounting", "cejudge_dspy.usage._calls", ["_watch"]) == []
+
+
+def test_the_package_root_holds_only_the_public_api_and_the_errors() -> None:
+    files = {p.name for p in PACKAGE.iterdir() if p.is_file() and p.suffix == ".py"}
+    assert files == {"__init__.py", "errors.py"}
+
+
+def test_modules_inside_a_package_are_private_and_no_module_re_exports() -> None:
+    public, re_exports = [], []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.name in {"__init__.py", "__main__.py"} or path.parent == PACKAGE:
+            continue
+        if not _is_private(path.stem):
+            public.append(_module_name(path))
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if any(
+            isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in n.targets)
+            for n in tree.body
+        ):
+            re_exports.append(_module_name(path))
+    assert public == [] and re_exports == []
+
+
+def test_every_public_name_has_one_import_path() -> None:
+    """Across packages a function or class is imported from one place: the face of its package."""
+    import importlib
+
+    paths: dict[int, set[str]] = {}
+    for importer, node in _imports():
+        target = node.module or ""
+        if target == "cejudge_dspy" or _inside(importer, _package(target)):
+            continue
+        module = importlib.import_module(target)
+        for alias in node.names:
+            obj = getattr(module, alias.name)
+            if callable(obj) and not isinstance(obj, type(importlib)):
+                paths.setdefault(id(obj), set()).add(f"{target}.{alias.name}")
+    assert [sorted(p) for p in paths.values() if len(p) > 1] == []
+
+
+def test_no_function_in_the_package_runs_over_80_lines() -> None:
+    long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > 80:
+                    long.append(f"{_module_name(path)}.{node.name}: {lines} lines")
+    assert long == []
 
 
 def test_tuning_and_judging_a_local_model_use_the_same_adapter(
@@ -99,8 +174,8 @@ def test_tuning_and_judging_a_local_model_use_the_same_adapter(
         seen["optimize"] = dspy.settings.adapter
         raise Stop("stop after reading the adapter")
 
-    monkeypatch.setattr("cejudge_dspy.cli.app.build", judging_program)
-    monkeypatch.setattr("cejudge_dspy.cli.optimize.optimize", tuning)
+    monkeypatch.setattr("cejudge_dspy.cli._app.build", judging_program)
+    monkeypatch.setattr("cejudge_dspy.cli._optimize.optimize", tuning)
     judge = ["judge", "--task", "chat", "--instruction", "q", "--response-a", "a", "--response-b", "b"]
     assert main([*judge, "--lm", "embedded"]) == 2
     tune = ["optimize", "--task", "chat", "--data", str(data), "--train", "2"]
@@ -179,7 +254,7 @@ def test_the_built_wheel_ships_tasks_and_judges_outside_the_checkout(tmp_path: P
     assert json.loads(judged.stdout)["mode"] == "pairwise"
     # The tuned-programs folder ships too (found through the import system, inside the installed package).
     folder = subprocess.run(
-        [str(python), "-c", "from cejudge_dspy.resources import folder; print(folder('optimized'))"],
+        [str(python), "-c", "from cejudge_dspy.tasks._resources import folder; print(folder('optimized'))"],
         cwd=outside,
         env=env,
         capture_output=True,

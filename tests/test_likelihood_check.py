@@ -17,12 +17,12 @@ import pytest
 from fakes import AsyncFakeEngine, FakeEngine, fake_lm
 
 from cejudge_dspy import PointwiseJudge
-from cejudge_dspy.backbones import spec as backbones
-from cejudge_dspy.backbones.answer_scorer import SCORER_N_CTX, AnswerScorer
-from cejudge_dspy.backbones.llama_engine import LlamaCppEngine
-from cejudge_dspy.cli.app import main
-from cejudge_dspy.likelihood_check import MEAN_FLOOR, check_likelihood, scorer_of, translation_messages
-from cejudge_dspy.methods.fingerprint import prompt_fingerprint
+from cejudge_dspy.backbones import _spec as backbones
+from cejudge_dspy.backbones.llamacpp import LlamaCppEngine
+from cejudge_dspy.backbones.llamacpp._answer_scorer import SCORER_N_CTX, AnswerScorer
+from cejudge_dspy.cli import main
+from cejudge_dspy.judges import prompt_fingerprint
+from cejudge_dspy.judges._likelihood import MEAN_FLOOR, check_likelihood, scorer_of, translation_messages
 from cejudge_dspy.tasks import load_task
 
 SOURCE = "Der alte Fischer saß jeden Abend am Hafen und sah zu, wie die Sonne im Meer versank."
@@ -277,7 +277,7 @@ def test_the_flag_on_a_task_without_the_check_is_one_line(capsys: pytest.Capture
 
 
 def test_runs_recorded_before_the_check_resume_only_without_it() -> None:
-    from cejudge_dspy.evaluation.run_dir import identity_diff
+    from cejudge_dspy.runs import identity_diff
 
     older = {"task": "literary", "method": "cejudge", "judgment": None}
     assert identity_diff(older, {**older, "likelihood_check": True}, ("likelihood_check",)) == (

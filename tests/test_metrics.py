@@ -12,18 +12,22 @@ import pytest
 from scipy import stats
 
 from cejudge_dspy.errors import InputError
-from cejudge_dspy.evaluation.agreement import fleiss_kappa, fleiss_kappa_from_labels, krippendorff_alpha
-from cejudge_dspy.evaluation.metrics import (
+from cejudge_dspy.metrics import (
     MetricResult,
     accuracy,
+    bootstrap_ci,
     concordance,
+    fleiss_kappa,
+    fleiss_kappa_from_labels,
     kendall_tau,
+    krippendorff_alpha,
+    mcnemar,
+    paired_bootstrap_diff,
     pearson,
     position_consistency,
-    share,
     spearman,
 )
-from cejudge_dspy.evaluation.significance import bootstrap_ci, mcnemar, paired_bootstrap_diff
+from cejudge_dspy.metrics._measures import share
 
 NAN = float("nan")
 

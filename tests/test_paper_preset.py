@@ -13,14 +13,15 @@ import pytest
 import requests
 from fakes import fake_lm
 
-from cejudge_dspy import tasks
-from cejudge_dspy.cli.app import build_parser, main
-from cejudge_dspy.cli.presets import given_flags
+from cejudge_dspy.tasks import _catalog
+from cejudge_dspy.cli import main
+from cejudge_dspy.cli._app import build_parser
+from cejudge_dspy.cli._presets import given_flags
 from cejudge_dspy.errors import TaskError
-from cejudge_dspy.methods.cejudge.judges import PointwiseJudge
-from cejudge_dspy.methods.cejudge.stages import Concepts, LinguisticConcepts
-from cejudge_dspy.tasks import load_task, parse_task, preset_task
-from cejudge_dspy.translate.google import GoogleTranslator
+from cejudge_dspy.judges.cejudge import Concepts, LinguisticConcepts, PointwiseJudge
+from cejudge_dspy.tasks import load_task, preset_task
+from cejudge_dspy.tasks._parsing import parse_task
+from cejudge_dspy.translate._google import GoogleTranslator
 
 FIXTURES = Path(__file__).parent / "fixtures" / "data"
 BASE = {"name": "t", "mode": "pointwise", "metric": "kendall", "task": "Judge."}
@@ -58,9 +59,9 @@ def test_bad_scales_and_concept_prompts_are_one_line(extra: dict[str, Any], mess
 @pytest.fixture
 def programs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("CEJUDGE_PROGRAMS", str(tmp_path))
-    tasks._registry.cache_clear()
+    _catalog._registry.cache_clear()
     yield tmp_path
-    tasks._registry.cache_clear()
+    _catalog._registry.cache_clear()
 
 
 def test_extends_starts_from_the_base_and_replaces_whole_keys(programs: Path) -> None:

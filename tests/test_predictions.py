@@ -10,12 +10,8 @@ import pytest
 from scipy import stats
 
 from cejudge_dspy.errors import DataError, InputError
-from cejudge_dspy.evaluation.predictions import (
-    average,
-    language_from_path,
-    score_prediction_file,
-    score_prediction_files,
-)
+from cejudge_dspy.metrics import average, score_prediction_files
+from cejudge_dspy.metrics._predictions import language_from_path, score_prediction_file
 
 FIXTURES = Path(__file__).parent / "fixtures" / "predictions"
 PAIRWISE = FIXTURES / "mmeval_de_reasoning.txt"

@@ -10,10 +10,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from cejudge_dspy.backbones import state_store
-from cejudge_dspy.backbones.gguf import prompt_state_dir
-from cejudge_dspy.backbones.prefix_cache import PrefixStateCache, common_prefix, lean_states
-from cejudge_dspy.backbones.state_store import FAMILY_MIN, StateStore
+from cejudge_dspy.backbones.llamacpp import _state_store as state_store
+from cejudge_dspy.backbones.llamacpp import prompt_state_dir
+from cejudge_dspy.backbones.llamacpp._prefix_cache import PrefixStateCache, common_prefix, lean_states
+from cejudge_dspy.backbones.llamacpp._state_store import FAMILY_MIN, StateStore
 
 
 def state(size: int, rows: int = 4) -> SimpleNamespace:
@@ -212,7 +212,7 @@ CHATML = (
 def test_the_serial_engine_tells_its_cache_each_calls_system_turn(tmp_path: Path) -> None:
     from dspy import lm15
 
-    from cejudge_dspy.backbones.llama_engine import LlamaCppEngine
+    from cejudge_dspy.backbones.llamacpp import LlamaCppEngine
     from tests.test_backbones import FakeLlama, fake_gguf
 
     class TemplatedLlama(FakeLlama):

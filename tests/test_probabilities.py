@@ -10,10 +10,10 @@ import dspy
 import pytest
 from fakes import fake_lm, scripted_logprobs
 
-from cejudge_dspy.evaluation.calibration import choose_tie_band, expected_calibration_error, reliability_table
-from cejudge_dspy.methods.cejudge.judges import PairwiseJudge, PointwiseJudge
-from cejudge_dspy.methods.checkeval.answers import p_yes_of
-from cejudge_dspy.probabilities import (
+from cejudge_dspy.judges.cejudge import PairwiseJudge, PointwiseJudge
+from cejudge_dspy.judges.checkeval._answers import p_yes_of
+from cejudge_dspy.judges.verdicts import (
+    JudgeResult,
     TokenChoice,
     confidence,
     debiased_preference,
@@ -21,10 +21,10 @@ from cejudge_dspy.probabilities import (
     mean_yes,
     read_field,
     tokens_from_logprobs,
-    value_starts,
     verdict_from_preference,
 )
-from cejudge_dspy.results import JudgeResult
+from cejudge_dspy.judges.verdicts._token_reading import value_starts
+from cejudge_dspy.metrics._calibration import choose_tie_band, expected_calibration_error, reliability_table
 
 
 def toks(*spec: str | tuple[str, dict[str, float]]) -> list[TokenChoice]:
@@ -242,7 +242,7 @@ def test_old_records_read_as_argmax() -> None:
 def test_llama_logits_processor_records_top_k_per_generated_token() -> None:
     import numpy as np
 
-    from cejudge_dspy.backbones.top_logprobs import TopLogprobs
+    from cejudge_dspy.backbones.llamacpp._top_logprobs import TopLogprobs
 
     rec = TopLogprobs(2)
     logits = np.log(np.array([0.1, 0.2, 0.3, 0.4], dtype=np.float32))
@@ -261,7 +261,7 @@ def test_a_notice_is_given_once_per_lm_and_never_keeps_the_lm_alive() -> None:
     import gc
     import weakref
 
-    from cejudge_dspy.methods.once import FirstTime
+    from cejudge_dspy.judges._once import FirstTime
 
     class LM:  # any hashable object stands for a backbone
         pass

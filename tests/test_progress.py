@@ -10,7 +10,8 @@ import pytest
 from fakes import fake_lm
 
 from cejudge_dspy import PairwiseJudge, PointwiseJudge, StageProgress, on_progress
-from cejudge_dspy.methods import CheckEvalJudge, DirectPairwiseJudge
+from cejudge_dspy.judges import DirectPairwiseJudge
+from cejudge_dspy.judges.checkeval import CheckEvalJudge
 from cejudge_dspy.usage import clock
 
 
@@ -132,7 +133,7 @@ def test_progress_is_logged_at_info_without_a_callback(caplog: pytest.LogCapture
     lm, _ = fake_lm()
     with caplog.at_level(logging.INFO, logger="cejudge_dspy"), dspy.context(lm=lm):
         PairwiseJudge("chat")(**PAIR, language="en")
-    lines = [r.getMessage() for r in caplog.records if r.name == "cejudge_dspy.progress"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "cejudge_dspy.usage._progress"]
     assert len(lines) == 11 and lines[-1].startswith("verdict (") and " · 11/11 calls · " in lines[-1]
 
 
@@ -156,7 +157,7 @@ def event(done: int, expected: int, running: tuple[str, ...] = ("verdict (A show
 
 
 def test_run_display_counts_progress_inside_items_toward_eta_and_rate() -> None:
-    from cejudge_dspy.cli.progress import RunDisplay
+    from cejudge_dspy.cli._progress import RunDisplay
 
     display = RunDisplay("chat · cejudge", total=4)
     start = display.counts.started
@@ -170,7 +171,7 @@ def test_run_display_counts_progress_inside_items_toward_eta_and_rate() -> None:
 
 
 def test_run_display_before_any_progress_says_so() -> None:
-    from cejudge_dspy.cli.progress import RunDisplay
+    from cejudge_dspy.cli._progress import RunDisplay
 
     display = RunDisplay("chat · cejudge", total=2)
     assert (
@@ -180,7 +181,7 @@ def test_run_display_before_any_progress_says_so() -> None:
 
 
 def test_item_line_names_the_oldest_call_in_flight() -> None:
-    from cejudge_dspy.cli.progress import ItemState
+    from cejudge_dspy.cli._progress import ItemState
 
     state = ItemState(started=0.0)
     state.update(event(6, 10, ("checklist response→instruction (B)", "checklist instruction→response (B)")))
@@ -191,9 +192,9 @@ def test_item_line_names_the_oldest_call_in_flight() -> None:
 def test_evaluate_reports_stage_progress_per_item(
     monkeypatch: pytest.MonkeyPatch, tmp_path: object, shared_data: object
 ) -> None:
-    from cejudge_dspy.backbones import spec as backbones
-    from cejudge_dspy.cli import progress
-    from cejudge_dspy.cli.app import main
+    from cejudge_dspy.backbones import _spec as backbones
+    from cejudge_dspy.cli import _progress as progress
+    from cejudge_dspy.cli import main
 
     lm, _ = fake_lm()
     monkeypatch.setattr(backbones, "make_lm", lambda spec, **kw: lm)

@@ -10,11 +10,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cejudge_dspy.data import load_items
+from cejudge_dspy.data import Item, load_items
 from cejudge_dspy.errors import CEJudgeError
-from cejudge_dspy.evaluation.run_dir import append_record, repair_torn_tail
-from cejudge_dspy.evaluation.runner import Record, read_records
-from cejudge_dspy.items import Item
+from cejudge_dspy.runs import Record, append_record, read_records
+from cejudge_dspy.runs._files import repair_torn_tail
 from cejudge_dspy.tasks import load_task
 
 text = st.text(min_size=0, max_size=30)

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 # Read when Ray is imported: no usage statistics, and 127.0.0.1 stays the node address (Ray would
-# otherwise advertise the machine's network address; see cejudge_dspy.evaluation.distributed).
+# otherwise advertise the machine's network address; see cejudge_dspy.evaluate._distributed).
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
@@ -37,20 +37,22 @@ else:
 
 from bad_inputs import ROW  # noqa: E402
 
-from cejudge_dspy.cli.app import main  # noqa: E402
+from cejudge_dspy.cli import main  # noqa: E402
+from cejudge_dspy.data import Item  # noqa: E402
 from cejudge_dspy.errors import CEJudgeError  # noqa: E402
-from cejudge_dspy.evaluation.distributed import (  # noqa: E402
+
+# noqa: E402
+from cejudge_dspy.evaluate import (
     RayOptions,
     RayProgress,
-    groups_of,
+    RunRecipe,  # noqa: E402
     judge_on_ray,
 )
-from cejudge_dspy.evaluation.runner import read_records  # noqa: E402
-from cejudge_dspy.evaluation.worker import RunRecipe  # noqa: E402
-from cejudge_dspy.items import Item  # noqa: E402
+from cejudge_dspy.evaluate._groups import groups_of
+from cejudge_dspy.runs import read_records  # noqa: E402
 
 pytestmark = pytest.mark.ray
-CLI = [sys.executable, "-c", "import sys; from cejudge_dspy.cli.app import main; sys.exit(main())"]
+CLI = [sys.executable, "-c", "import sys; from cejudge_dspy.cli._app import main; sys.exit(main())"]
 TESTS = Path(__file__).resolve().parent
 
 

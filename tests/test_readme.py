@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from fakes import fake_lm
 
-from cejudge_dspy.backbones import spec as backbones
-from cejudge_dspy.cli.app import main
+from cejudge_dspy.backbones import _spec as backbones
+from cejudge_dspy.cli import main
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
 

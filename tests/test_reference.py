@@ -11,8 +11,8 @@ import pytest
 from fakes import fake_lm
 
 from cejudge_dspy import PairwiseJudge, PointwiseJudge
-from cejudge_dspy.cli.app import main
-from cejudge_dspy.results import JudgeResult
+from cejudge_dspy.cli import main
+from cejudge_dspy.judges.verdicts import JudgeResult
 
 PAIR = {"instruction": "Name a prime number.", "response_a": "9", "response_b": "7"}
 TRANSLATION = {
@@ -203,7 +203,7 @@ def test_the_panel_shows_the_judge_s_own_translation() -> None:
 
 
 def test_runs_recorded_before_the_option_resume_only_without_a_reference() -> None:
-    from cejudge_dspy.evaluation.run_identity import identity_value
+    from cejudge_dspy.runs._identity import identity_value
 
     assert identity_value({"task": "literary", "method": "cejudge"}, "reference") is False
     assert identity_value({"task": "chat", "method": "cejudge", "judgment": "graded"}, "reference") is False
@@ -212,7 +212,7 @@ def test_runs_recorded_before_the_option_resume_only_without_a_reference() -> No
 
 
 def test_the_python_defaults_are_the_modes_defaults() -> None:
-    from cejudge_dspy.methods import reference_default
+    from cejudge_dspy.judges.cejudge import reference_default
 
     assert reference_default("pointwise") and PointwiseJudge("literary").reference is not None
     assert not reference_default("pairwise") and PairwiseJudge("chat").reference is None
@@ -220,7 +220,8 @@ def test_the_python_defaults_are_the_modes_defaults() -> None:
 
 def test_a_pointwise_run_from_before_the_shared_english_reference_does_not_resume() -> None:
     """Its references into English came from the reference stage; a resumed run would mix the two."""
-    from cejudge_dspy.evaluation.run_identity import identity_diff, identity_value
+    from cejudge_dspy.runs import identity_diff
+    from cejudge_dspy.runs._identity import identity_value
 
     old = {"task": "literary", "method": "cejudge", "reference": True}
     new = {**old, "english_reference": "translate"}

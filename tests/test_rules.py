@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 from view_runs import PROB_PAIRS, chat_probability_run, literary_run, probability_pair, write_run
 
-from cejudge_dspy.cli.app import main
-from cejudge_dspy.evaluation.calibration import calibrate_run, choose_tie_band
-from cejudge_dspy.evaluation.compare import compare_runs
-from cejudge_dspy.evaluation.runner import Record
-from cejudge_dspy.evaluation.summary import summarize
+from cejudge_dspy.cli import main
+from cejudge_dspy.metrics import calibrate_run, compare_runs, summarize
+from cejudge_dspy.metrics._calibration import choose_tie_band
+from cejudge_dspy.runs import Record
 from cejudge_dspy.tasks import load_task
 
 ITEMS = PROB_PAIRS  # worked out by hand in view_runs.py: p(A), the probability verdict and the argmax one

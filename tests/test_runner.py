@@ -10,11 +10,12 @@ import dspy
 import pytest
 from fakes import fake_lm
 
+from cejudge_dspy.data import Item
 from cejudge_dspy.errors import CEJudgeError
-from cejudge_dspy.evaluation.runner import RESULTS, judge_items, pending_items, prepare_run_dir, read_records
-from cejudge_dspy.evaluation.summary import summarize
-from cejudge_dspy.items import Item
-from cejudge_dspy.methods.cejudge.judges import PairwiseJudge
+from cejudge_dspy.evaluate import judge_items, pending_items
+from cejudge_dspy.judges.cejudge import PairwiseJudge
+from cejudge_dspy.metrics import summarize
+from cejudge_dspy.runs import RESULTS, prepare_run_dir, read_records
 from cejudge_dspy.tasks import load_task
 
 
@@ -162,7 +163,7 @@ def test_records_without_run_json_are_refused_not_adopted(tmp_path: Path) -> Non
 
 
 def test_run_timing_keeps_the_first_start_and_sums_the_sessions() -> None:
-    from cejudge_dspy.evaluation.runner import run_timing
+    from cejudge_dspy.runs import run_timing
 
     first = run_timing(None, 0.0, 90.5)
     assert first == {

@@ -15,12 +15,13 @@ import dspy
 import pytest
 from dspy.clients import base_lm
 
-from cejudge_dspy.backbones.simulated import simulated_backbone
-from cejudge_dspy.evaluation.runner import RESULTS, judge_items
-from cejudge_dspy.items import Item
-from cejudge_dspy.methods import keep_history
-from cejudge_dspy.methods.cejudge.judges import PairwiseJudge
-from cejudge_dspy.methods.runtime import RUN_GC_THRESHOLD
+from cejudge_dspy.backbones import simulated_backbone
+from cejudge_dspy.data import Item
+from cejudge_dspy.evaluate import judge_items
+from cejudge_dspy.judges import keep_history
+from cejudge_dspy.judges._runtime import RUN_GC_THRESHOLD
+from cejudge_dspy.judges.cejudge import PairwiseJudge
+from cejudge_dspy.runs import RESULTS
 
 INSTANT = {"base_latency": 0.0, "per_prompt_token": 0.0, "per_output_token": 0.0}
 
@@ -107,7 +108,7 @@ def test_a_run_tunes_the_garbage_collector_and_restores_it(tmp_path: Path) -> No
 
 
 def test_records_finishing_together_share_one_fsynced_write(tmp_path: Path) -> None:
-    from cejudge_dspy.evaluation.writer import RecordWriter
+    from cejudge_dspy.runs import RecordWriter
 
     path = tmp_path / RESULTS
     writer = RecordWriter(path)
@@ -125,8 +126,8 @@ def test_records_finishing_together_share_one_fsynced_write(tmp_path: Path) -> N
 def test_a_failed_group_write_fails_every_record_in_it_and_writes_none(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cejudge_dspy.evaluation import writer as writer_module
-    from cejudge_dspy.evaluation.run_dir import RunWriteError
+    from cejudge_dspy.runs import RunWriteError
+    from cejudge_dspy.runs import _writer as writer_module
 
     def full(path: Path, rows: list[dict[str, str]]) -> None:
         raise RunWriteError(f"cannot write {path} (No space left on device)")
@@ -144,8 +145,9 @@ def test_a_failed_group_write_fails_every_record_in_it_and_writes_none(
 def test_a_run_stops_on_a_write_error_and_keeps_what_was_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cejudge_dspy.evaluation import writer as writer_module
-    from cejudge_dspy.evaluation.run_dir import RunWriteError, append_records
+    from cejudge_dspy.runs import RunWriteError
+    from cejudge_dspy.runs import _writer as writer_module
+    from cejudge_dspy.runs._files import append_records
 
     writes: list[int] = []
     written: list[int] = []
@@ -171,8 +173,9 @@ def test_the_summary_reuses_the_headline_for_the_runs_own_rule_and_gets_the_same
 ) -> None:
     from fakes import fake_lm, scripted_logprobs
 
-    from cejudge_dspy.evaluation.runner import read_records
-    from cejudge_dspy.evaluation.summary import decision_rules, summarize
+    from cejudge_dspy.metrics import summarize
+    from cejudge_dspy.metrics._summary import decision_rules
+    from cejudge_dspy.runs import read_records
     from cejudge_dspy.tasks import load_task
 
     lm, engine = fake_lm()

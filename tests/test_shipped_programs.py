@@ -9,9 +9,9 @@ import pytest
 from conftest import REPO_OPTIMIZED
 from fakes import fake_lm
 
-from cejudge_dspy.backbones import spec as backbones
-from cejudge_dspy.cli.app import main
-from cejudge_dspy.methods import (
+from cejudge_dspy.backbones import _spec as backbones
+from cejudge_dspy.cli import main
+from cejudge_dspy.judges import (
     auto_choice,
     load_program,
     manifest_path,
@@ -19,7 +19,7 @@ from cejudge_dspy.methods import (
     read_manifest,
     save_program,
 )
-from cejudge_dspy.methods.cejudge.judges import PairwiseJudge
+from cejudge_dspy.judges.cejudge import PairwiseJudge
 
 SHIPPED = sorted(p for p in REPO_OPTIMIZED.glob("*.json") if not p.name.endswith(".manifest.json"))
 

@@ -10,13 +10,17 @@ from pathlib import Path
 import pytest
 from view_runs import CHAT_A, CHAT_B, chat_run
 
-from cejudge_dspy.cli.app import main
+from cejudge_dspy.cli import main
 from cejudge_dspy.cli.display import compare_table, summary_table
-from cejudge_dspy.evaluation import read_records, strict_accuracy
-from cejudge_dspy.evaluation.compare import compare_runs
-from cejudge_dspy.evaluation.metrics import accuracy
-from cejudge_dspy.evaluation.predictions import score_prediction_files, strict_average
-from cejudge_dspy.evaluation.summary import summarize
+from cejudge_dspy.metrics import (
+    accuracy,
+    compare_runs,
+    score_prediction_files,
+    strict_accuracy,
+    strict_average,
+    summarize,
+)
+from cejudge_dspy.runs import read_records
 from cejudge_dspy.tasks import load_task
 
 PREDICTIONS = Path(__file__).parent / "fixtures" / "predictions"

@@ -15,13 +15,13 @@ from typing import Any
 import dspy
 import pytest
 
-from cejudge_dspy.backbones.simulated import SimulatedEngine, simulated_backbone
-from cejudge_dspy.cli.evaluate import shard_key, shard_of
-from cejudge_dspy.evaluation.merge import merge_runs
-from cejudge_dspy.evaluation.runner import RESULTS, Record, judge_items, prepare_run_dir, read_records
-from cejudge_dspy.evaluation.summary import summarize
-from cejudge_dspy.items import Item
-from cejudge_dspy.methods.cejudge.judges import PairwiseJudge
+from cejudge_dspy.backbones import SimulatedEngine, simulated_backbone
+from cejudge_dspy.cli._evaluate import shard_key, shard_of
+from cejudge_dspy.data import Item
+from cejudge_dspy.evaluate import judge_items, merge_runs
+from cejudge_dspy.judges.cejudge import PairwiseJudge
+from cejudge_dspy.metrics import summarize
+from cejudge_dspy.runs import RESULTS, Record, prepare_run_dir, read_records
 from cejudge_dspy.tasks import load_task
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -121,7 +121,7 @@ def test_sequential_llm_translation_baseline_makes_eleven_calls_per_pairwise_ite
 def test_critical_path_follows_each_responses_own_chain() -> None:
     from harness import critical_paths
 
-    from cejudge_dspy.backbones.simulated import CallLog
+    from cejudge_dspy.backbones._simulated import CallLog
 
     def call(stage: str, latency: float, which: str | None) -> CallLog:
         return CallLog(stage, "item", 0, 0, latency, None, which)

@@ -16,9 +16,9 @@ from test_graded import PAIR, grade_logprobs
 
 from cejudge_dspy import PairwiseJudge
 from cejudge_dspy.errors import InputError
-from cejudge_dspy.methods.cejudge.graded import GradedCall, broken_tie
-from cejudge_dspy.methods.cejudge.tiebreak import LikelihoodPreference, likelihood_p_a, likelihood_preference
-from cejudge_dspy.results import JudgeResult
+from cejudge_dspy.judges.cejudge._graded import GradedCall, broken_tie
+from cejudge_dspy.judges.cejudge._tiebreak import LikelihoodPreference, likelihood_p_a, likelihood_preference
+from cejudge_dspy.judges.verdicts import JudgeResult
 
 
 @dataclass
@@ -183,9 +183,9 @@ def test_the_panel_and_the_run_table_say_the_likelihood_decided() -> None:
     from rich.console import Console
 
     from cejudge_dspy.cli.display import summary_table, verdict_panel
-    from cejudge_dspy.evaluation.runner import Record
-    from cejudge_dspy.evaluation.summary import summarize
-    from cejudge_dspy.items import Item
+    from cejudge_dspy.data import Item
+    from cejudge_dspy.metrics import summarize
+    from cejudge_dspy.runs import Record
     from cejudge_dspy.tasks import load_task
 
     lm, engine = scoring_lm(per_token={"9": -2.0, "7": -0.4})

@@ -17,15 +17,8 @@ import requests
 from deep_translator import exceptions as dt_errors
 
 from cejudge_dspy.errors import InputError, TranslationError
-from cejudge_dspy.translate.google import GOOGLE_CHAR_LIMIT, split_text
-from cejudge_dspy.translate.translators import (
-    GoogleTranslator,
-    LLMTranslator,
-    NoTranslator,
-    Translator,
-    make_translator,
-    translate_many,
-)
+from cejudge_dspy.translate import LLMTranslator, NoTranslator, Translator, make_translator, translate_many
+from cejudge_dspy.translate._google import GOOGLE_CHAR_LIMIT, GoogleTranslator, split_text
 
 
 class FakeGoogle:

@@ -20,12 +20,14 @@ import dspy
 import pytest
 from fakes import AsyncFakeEngine, FakeEngine, _stage_of
 
-from cejudge_dspy import methods, tuning
+from cejudge_dspy import judges as methods
+from cejudge_dspy import tuning
+from cejudge_dspy.data import Item
 from cejudge_dspy.errors import BackboneError, CEJudgeError, DataError, InputError, TaskError
-from cejudge_dspy.items import Item
-from cejudge_dspy.methods.cejudge.judges import PairwiseJudge
-from cejudge_dspy.methods.saved import for_task, manifest_path, read_manifest
-from cejudge_dspy.results import JudgeResult, OrderResult
+from cejudge_dspy.judges import manifest_path, read_manifest
+from cejudge_dspy.judges._saved import for_task
+from cejudge_dspy.judges.cejudge import PairwiseJudge
+from cejudge_dspy.judges.verdicts import JudgeResult, OrderResult
 
 MARKER = "MARKER"
 _script = importlib.util.spec_from_file_location("optimize_script", Path(__file__).parents[1] / "optimize.py")
@@ -313,7 +315,7 @@ def test_pairwise_concordance_over_a_corpus() -> None:
 def test_metrics_use_the_probabilities_that_decided_the_result() -> None:
     from view_runs import probability_pair
 
-    from cejudge_dspy.results import Probabilities, decide
+    from cejudge_dspy.judges.verdicts import Probabilities, decide
 
     # i2: said A with A shown first (P .7) and B with B shown first (P .6): p(A) = (0.7 + 0.4) / 2 = 0.55.
     record = probability_pair("i2", "A", "A", "B", 0.7, 0.6)
@@ -494,8 +496,8 @@ def test_cli_estimates_optimizes_and_saves(
         calls.update(path=path, fields=fields, subsets=subsets)
         return items(12)
 
-    monkeypatch.setattr("cejudge_dspy.cli.optimize.load_items", load_items)
-    monkeypatch.setattr("cejudge_dspy.backbones.spec.make_lm", lambda spec, **kw: lm)
+    monkeypatch.setattr("cejudge_dspy.cli._optimize.load_items", load_items)
+    monkeypatch.setattr("cejudge_dspy.backbones._spec.make_lm", lambda spec, **kw: lm)
     out = tmp_path / "chat.json"
     rc = optimize_script.main(
         [
@@ -551,8 +553,8 @@ def test_a_proposal_without_a_held_out_gain_is_not_saved(
         "feedback": "same",
         "verdict": "A",
     }  # tuning cannot help
-    monkeypatch.setattr("cejudge_dspy.cli.optimize.load_items", lambda *a, **k: items(12))
-    monkeypatch.setattr("cejudge_dspy.backbones.spec.make_lm", lambda spec, **kw: lm)
+    monkeypatch.setattr("cejudge_dspy.cli._optimize.load_items", lambda *a, **k: items(12))
+    monkeypatch.setattr("cejudge_dspy.backbones._spec.make_lm", lambda spec, **kw: lm)
     out = tmp_path / "chat.json"
     argv = ["--task", "chat", "--data", "x.jsonl", "--budget", "40", "--train", "6", "--dev", "6"]
     assert optimize_script.main([*argv, "--out", str(out)]) == 0
@@ -567,7 +569,7 @@ def test_a_proposal_without_a_held_out_gain_is_not_saved(
 
 def test_held_out_gain_on_hand_computed_dev_splits() -> None:
     from cejudge_dspy.tasks import load_task
-    from cejudge_dspy.tuning.gain import held_out_gain
+    from cejudge_dspy.tuning._gain import held_out_gain
 
     chat = load_task("chat")
     golds = ["A", "B"] * 10

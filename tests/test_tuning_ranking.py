@@ -8,10 +8,10 @@ import dspy
 import pytest
 
 from cejudge_dspy import tuning
-from cejudge_dspy.backbones.spec import make_lm
-from cejudge_dspy.items import Item
-from cejudge_dspy.results import JudgeResult
-from cejudge_dspy.tuning.ranking import RANK_WEIGHT, Anchor, against_anchors, describe
+from cejudge_dspy.backbones import make_lm
+from cejudge_dspy.data import Item
+from cejudge_dspy.judges.verdicts import JudgeResult
+from cejudge_dspy.tuning._ranking import RANK_WEIGHT, Anchor, against_anchors, describe
 
 # Three training items as the starting program scored them: human 10 / 50 / 90, judge 3.0 / 4.0 / 5.0.
 ANCHORS = [Anchor("t1", 10, 3.0), Anchor("t2", 50, 4.0), Anchor("t3", 90, 5.0)]

@@ -24,7 +24,7 @@ import pytest
 import view_runs
 from view_runs import chat_run, checkeval_run, literary_run
 
-from cejudge_dspy.cli.app import main
+from cejudge_dspy.cli import main
 
 CHROMIUM = os.environ.get("CEJUDGE_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 TIMEOUT_MS = 20_000
@@ -282,7 +282,7 @@ def test_a_graded_pairwise_item_shows_each_response_s_grade(browser: Any, tmp_pa
         "--reference",
     ]
     # In a subprocess: the browser fixture's event loop runs in this thread.
-    cli = [sys.executable, "-c", "import sys; from cejudge_dspy.cli.app import main; sys.exit(main())"]
+    cli = [sys.executable, "-c", "import sys; from cejudge_dspy.cli._app import main; sys.exit(main())"]
     done = subprocess.run(
         [*cli, *args, "--field", "id=id", "--const", "label=A", "--out", str(run)], check=False
     )

@@ -13,19 +13,11 @@ import pytest
 import view_runs
 from view_runs import chat_run, checkeval_run, literary_run
 
-from cejudge_dspy.cli.app import main
-from cejudge_dspy.evaluation.report import (
-    answer_matrix,
-    confusion,
-    csv_text,
-    disagreements,
-    filter_options,
-    item_rows,
-    judge_vs_human,
-    load_view_run,
-    outcome,
-    overview,
-)
+from cejudge_dspy.cli import main
+from cejudge_dspy.view import csv_text, item_rows, load_view_run
+from cejudge_dspy.view._item_rows import filter_options, outcome
+from cejudge_dspy.view._report import answer_matrix, confusion, disagreements, judge_vs_human
+from cejudge_dspy.view._run import overview
 
 
 def test_outcomes_cover_every_case(tmp_path: Path) -> None:
@@ -203,7 +195,7 @@ def test_not_a_run_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 
 def test_serve_binds_loopback_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from cejudge_dspy.cli import view
+    from cejudge_dspy.cli import _view as view
 
     bound = []
 

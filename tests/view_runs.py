@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from cejudge_dspy.evaluation import RESULTS, RUN, Record
-from cejudge_dspy.items import Item
-from cejudge_dspy.results import JudgeResult, OrderResult
+from cejudge_dspy.data import Item
+from cejudge_dspy.judges.verdicts import JudgeResult, OrderResult
+from cejudge_dspy.runs import RESULTS, RUN, Record
 from cejudge_dspy.usage import Usage
 
 # id -> (language, gold, verdict AB, verdict BA); None verdicts: unparsed ("U") or error ("E").
@@ -237,8 +237,8 @@ def probability_pair(
 ) -> Record:
     """A pairwise record as a judge writes it: per-order P(first better), p(A) over both orders with
     tie band 0, and the headline decided by `rule` with the argmax verdict kept beside it."""
-    from cejudge_dspy.methods.readings import pairwise_probabilities
-    from cejudge_dspy.results import decide, reconcile, swap_verdict
+    from cejudge_dspy.judges._readings import pairwise_probabilities
+    from cejudge_dspy.judges.verdicts import decide, reconcile, swap_verdict
 
     orders = [
         OrderResult("AB", ab, ab, p_first=p_ab, feedback=f"AB feedback {rid}"),  # type: ignore[arg-type]
@@ -274,8 +274,7 @@ PROB_SCORES = {
 
 
 def literary_probability_run(root: Path) -> Path:
-    from cejudge_dspy.probabilities import expected_score
-    from cejudge_dspy.results import Probabilities, decide
+    from cejudge_dspy.judges.verdicts import Probabilities, decide, expected_score
 
     records = []
     for rid, (gold, level, dist) in PROB_SCORES.items():
@@ -293,8 +292,8 @@ def literary_probability_run(root: Path) -> Path:
 
 def checkeval_probability_run(root: Path) -> Path:
     """CheckEval with P(yes) per question: s1 answers yes (P .9) and no (P(yes) .3)."""
-    from cejudge_dspy.methods.checkeval.answers import checklist_probabilities
-    from cejudge_dspy.results import decide
+    from cejudge_dspy.judges.checkeval._answers import checklist_probabilities
+    from cejudge_dspy.judges.verdicts import decide
 
     record = _checkeval("s1", ("yes", "no"), 0)
     for row, p in zip(record.result.details["answers"], (0.9, 0.3), strict=True):  # type: ignore[union-attr]
@@ -309,8 +308,8 @@ def checkeval_probability_run(root: Path) -> Path:
 
 def geval_run(root: Path) -> Path:
     """G-Eval on one summary: coherence read (expected 3.6, argmax 4), fluency not located (argmax 3)."""
-    from cejudge_dspy.methods.geval import geval_probabilities
-    from cejudge_dspy.results import decide
+    from cejudge_dspy.judges._geval import geval_probabilities
+    from cejudge_dspy.judges.verdicts import decide
 
     rows = {
         "coherence": {

@@ -1,11 +1,9 @@
 """Backbones: one `--lm` string becomes a `dspy.LM` (embedded llama.cpp, a GGUF file, an HTTP server, or the
 latency-simulating fake), made current with `use_backbone`. Programs never hold an LM."""
 
-from cejudge_dspy.backbones.batch_engine import BATCH_PARALLEL, DEFAULT_PARALLEL
-from cejudge_dspy.backbones.errors import explain_backbone_error
-from cejudge_dspy.backbones.llama_engine import DEFAULT_REPEAT_PENALTY
-from cejudge_dspy.backbones.simulated import SimulatedEngine, simulated_backbone
-from cejudge_dspy.backbones.spec import (
+from cejudge_dspy.backbones._errors import explain_backbone_error
+from cejudge_dspy.backbones._simulated import SimulatedEngine, simulated_backbone
+from cejudge_dspy.backbones._spec import (
     EXAMPLES,
     cache_scope,
     check_backbone,
@@ -17,9 +15,6 @@ from cejudge_dspy.backbones.spec import (
 )
 
 __all__ = [
-    "BATCH_PARALLEL",
-    "DEFAULT_PARALLEL",
-    "DEFAULT_REPEAT_PENALTY",
     "EXAMPLES",
     "SimulatedEngine",
     "cache_scope",

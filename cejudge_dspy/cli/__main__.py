@@ -2,6 +2,6 @@
 
 import sys
 
-from cejudge_dspy.cli.app import main
+from cejudge_dspy.cli._app import main
 
 sys.exit(main())

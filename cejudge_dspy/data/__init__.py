@@ -1,17 +1,25 @@
-"""Items from data: local files or the hub, mapped onto item fields by the task's declaration."""
+"""Items and where they come from: the `Item`, language codes and names, and loading local files or hub
+datasets mapped onto item fields by the task's declaration."""
 
-from cejudge_dspy.data.loader import load_items, task_summary
-from cejudge_dspy.data.mapping import field_mapping
-from cejudge_dspy.data.rows import parse_label
-from cejudge_dspy.data.sampling import stratified_sample
-from cejudge_dspy.data.sources import FORMATS, fingerprint
+from cejudge_dspy.data._items import Item, require_text
+from cejudge_dspy.data._languages import is_english, language_name, normalize_language
+from cejudge_dspy.data._loader import load_items, task_summary
+from cejudge_dspy.data._mapping import field_mapping
+from cejudge_dspy.data._rows import parse_label
+from cejudge_dspy.data._sampling import stratified_sample
+from cejudge_dspy.data._sources import FORMATS, fingerprint
 
 __all__ = [
     "FORMATS",
+    "Item",
     "field_mapping",
     "fingerprint",
+    "is_english",
+    "language_name",
     "load_items",
+    "normalize_language",
     "parse_label",
+    "require_text",
     "stratified_sample",
     "task_summary",
 ]

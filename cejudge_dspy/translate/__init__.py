@@ -1,6 +1,6 @@
 """Translation to English behind one protocol: the judge backbone (`llm`), Google Translate, or none."""
 
-from cejudge_dspy.translate.translators import (
+from cejudge_dspy.translate._translators import (
     LLMTranslator,
     NoTranslator,
     Translator,
@@ -8,4 +8,10 @@ from cejudge_dspy.translate.translators import (
     translate_many,
 )
 
-__all__ = ["LLMTranslator", "NoTranslator", "Translator", "make_translator", "translate_many"]
+__all__ = [
+    "LLMTranslator",
+    "NoTranslator",
+    "Translator",
+    "make_translator",
+    "translate_many",
+]

@@ -1,6 +1,6 @@
 """Instruction tuning of a task's CE-Judge program (GEPA, zero-shot MIPROv2, SIMBA) against human labels."""
 
-from cejudge_dspy.tuning.budget import (
+from cejudge_dspy.tuning._budget import (
     OPTIMIZERS,
     Budget,
     CallEstimate,
@@ -9,23 +9,18 @@ from cejudge_dspy.tuning.budget import (
     parse_budget,
     split_items,
 )
-from cejudge_dspy.tuning.dev import DevScore, evaluate_dev
-from cejudge_dspy.tuning.metrics import (
-    metric_for,
-    pairwise_concordance,
-    pairwise_feedback,
-    pairwise_metric,
-    pointwise_feedback,
-    pointwise_metric,
-)
-from cejudge_dspy.tuning.optimize import optimize
-from cejudge_dspy.tuning.report import OptimizeReport
+from cejudge_dspy.tuning._dev import DevScore, evaluate_dev
+from cejudge_dspy.tuning._metrics import metric_for, pairwise_concordance, pairwise_metric, pointwise_metric
+from cejudge_dspy.tuning._optimize import optimize
+from cejudge_dspy.tuning._pairwise_scoring import pairwise_feedback
+from cejudge_dspy.tuning._pointwise_scoring import pointwise_feedback
+from cejudge_dspy.tuning._report import OptimizeReport
 
 __all__ = [
-    "OPTIMIZERS",
     "Budget",
     "CallEstimate",
     "DevScore",
+    "OPTIMIZERS",
     "OptimizeReport",
     "estimate_calls",
     "evaluate_dev",

@@ -1,19 +1,17 @@
 """Rich rendering for the CLI: verdict panels, run tables, task listings. The only module (with the
 CLI) that imports rich; everything it shows comes from JudgeResult, summaries and TaskSpec."""
 
-from __future__ import annotations
-
-from cejudge_dspy.cli.display.answers import match_answers
-from cejudge_dspy.cli.display.rules import decision_rules_table, reliability_table, tie_band_table
-from cejudge_dspy.cli.display.tables import (
+from cejudge_dspy.cli.display._answers import match_answers
+from cejudge_dspy.cli.display._rules import decision_rules_table, reliability_table, tie_band_table
+from cejudge_dspy.cli.display._tables import (
     compare_table,
     dimension_tables,
     items_panels,
     summary_table,
     tasks_table,
 )
-from cejudge_dspy.cli.display.text import console
-from cejudge_dspy.cli.display.verdicts import (
+from cejudge_dspy.cli.display._text import console
+from cejudge_dspy.cli.display._verdicts import (
     pairwise_verdict,
     pointwise_score,
     probability_line,
@@ -36,4 +34,3 @@ __all__ = [
     "tie_band_table",
     "verdict_panel",
 ]
-

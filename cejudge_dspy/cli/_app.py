@@ -1,0 +1,150 @@
+"""`cejudge`: the entry point and the `judge` and `tasks` commands; the other command groups live in
+evaluate.py, calibrate.py, checkeval.py, optimize.py and view/, and what they share in common.py (see
+there for exit codes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from cejudge_dspy.cli import _calibrate as cli_calibrate
+from cejudge_dspy.cli import _checkeval as cli_checkeval
+from cejudge_dspy.cli import _evaluate as cli_eval
+from cejudge_dspy.cli import _optimize as cli_optimize
+from cejudge_dspy.cli import _view as cli_view
+from cejudge_dspy.cli._common import (
+    add_backbone_args,
+    announce_program,
+    backbone,
+    build,
+    parse_fields,
+    program_label,
+    run_command,
+)
+from cejudge_dspy.cli._presets import add_preset_arg, apply_preset, describe_preset, given_flags
+from cejudge_dspy.cli._program_args import add_program_args
+from cejudge_dspy.errors import InputError
+
+
+def _judge_parser(sub: Any) -> None:
+    p = sub.add_parser("judge", help="judge one item (or each item of a JSON/JSONL file)")
+    p.add_argument("--instruction", help="the instruction or source text")
+    p.add_argument("--response", help="pointwise: the response to score")
+    p.add_argument("--response-a", help="pairwise: the first response")
+    p.add_argument("--response-b", help="pairwise: the second response")
+    p.add_argument("--language", default="en", help="language of the instruction (and responses)")
+    p.add_argument(
+        "--response-language", default=None, help="pointwise: language of the response, if different"
+    )
+    p.add_argument("--file", help="a JSON object, JSON list or JSONL file of items with the same keys")
+    p.add_argument("--json", action="store_true", help="print JSON results instead of panels")
+    add_preset_arg(p)
+    add_program_args(p)
+    add_backbone_args(p)
+    p.set_defaults(handler=_run_judge)
+
+
+def _run_judge(args: argparse.Namespace) -> int:
+    from cejudge_dspy.cli._judge_input import items_from_args
+    from cejudge_dspy.cli._progress import JudgeDisplay, live
+    from cejudge_dspy.cli._run_setup import check_program_options
+    from cejudge_dspy.cli.display import console, verdict_panel
+    from cejudge_dspy.tasks import load_task
+    from cejudge_dspy.usage import clock, on_progress
+
+    task = args.task or ("chat" if args.response_a or args.response_b else "literary")
+    spec = load_task(apply_preset(args, task))
+    out, err = console(), console(stderr=True)
+    if args.preset:
+        err.print(describe_preset(args, spec.name), soft_wrap=True)
+    check_program_options(args, spec)
+    items = items_from_args(args, spec)
+    announce_program(
+        err, program_label(args, spec.name), spec.name if args.method == "cejudge" else None, args.program
+    )
+    # One live line while waiting: the stage in flight, the item's LM calls done of expected, its clock.
+    display = JudgeDisplay(err, len(items))
+    with live(err, display, transient=True), backbone(args, display), on_progress(display.on_stage):
+        program = build(args, spec.name)
+        results = []
+        for n, item in enumerate(items, 1):
+            display.start_item(n)
+            started = time.monotonic()
+            results.append((item, program(**item.inputs()).result))
+            which = f"item {n}/{len(items)} judged" if len(items) > 1 else "judged"
+            err.print(f"[dim]{which} in {clock(time.monotonic() - started)}[/]")
+    for item, result in results:
+        if args.json:
+            out.print_json(json.dumps({"id": item.id, **result.to_dict()}, ensure_ascii=False))
+        else:
+            out.print(verdict_panel(result, spec, item.id if len(items) > 1 else None, item))
+    return 0 if all(r.ok for _, r in results) else 1
+
+
+def _tasks_parser(sub: Any) -> None:
+    p = sub.add_parser("tasks", help="list declared tasks, or show a few items of one")
+    p.add_argument("action", nargs="?", default="list", choices=("list", "show"))
+    p.add_argument("name", nargs="?")
+    p.add_argument("-n", type=int, default=3, help="items to show")
+    p.add_argument("--data", help="local file or directory instead of the task's hub dataset")
+    p.add_argument("--field", action="append", help="KEY=COLUMN mapping override (repeatable)")
+    p.set_defaults(handler=_run_tasks)
+
+
+def _run_tasks(args: argparse.Namespace) -> int:
+    from cejudge_dspy.cli.display import console, items_panels, tasks_table
+    from cejudge_dspy.tasks import available_tasks, broken_declarations, load_task
+
+    out = console()
+    if args.action == "list":
+        out.print(tasks_table(available_tasks()))
+        for error in broken_declarations().values():
+            line = f"warning: skipped a declaration: {error}"
+            console(stderr=True).print(line, soft_wrap=True, markup=False)
+        return 1 if broken_declarations() else 0
+    if not args.name:
+        raise InputError("`cejudge tasks show` needs a task name", field="name")
+    spec = load_task(args.name)
+    from cejudge_dspy.data import load_items
+
+    items = load_items(spec, args.data, fields=parse_fields(args.field), limit=args.n)
+    for panel in items_panels(spec, items[: args.n]):
+        out.print(panel)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cejudge", description="Checklist-engineered multilingual LLM judges."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    _judge_parser(sub)
+    _tasks_parser(sub)
+    cli_eval.add_parsers(sub)
+    cli_calibrate.add_parsers(sub)
+    cli_checkeval.add_parsers(sub)
+    cli_optimize.add_parsers(sub)
+    cli_view.add_parsers(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(argv if argv is not None else sys.argv[1:])
+    if args_list[:1] == ["optimize"] and not {"-v", "--verbose"} & set(args_list):
+        # DSPy and GEPA draw their own tqdm bars under ours; tqdm reads this once, at import.
+        os.environ.setdefault("TQDM_DISABLE", "1")
+    args = build_parser().parse_args(args_list)
+    if getattr(args, "preset", None):
+        # Which flags the user gave, so that they win over the preset (cli/presets.py).
+        args.given_flags = given_flags(args.preset_parser, args_list[1:])
+    return run_command(args.handler, args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

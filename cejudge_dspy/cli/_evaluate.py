@@ -1,0 +1,118 @@
+"""CLI commands over datasets and runs: evaluate, score-predictions, compare, merge.
+
+`evaluate` writes as it goes (see runner.py), so Ctrl-C or a crash loses at most the items in flight.
+This module checks the options and inputs, picks the shard and opens the run directory; the judging and
+the tables are evaluate_run.py's, and the commands over runs already written (score-predictions, compare,
+merge) are compare.py's, registered and re-exported here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from cejudge_dspy.cli._common import add_backbone_args, build, parse_fields, program_label
+from cejudge_dspy.cli._compare import add_parsers as add_compare_parsers
+from cejudge_dspy.cli._evaluate_ray import add_ray_args, check_ray_args
+from cejudge_dspy.cli._evaluate_run import judge_and_summarize
+from cejudge_dspy.cli._presets import add_preset_arg, apply_preset, describe_preset
+from cejudge_dspy.cli._program_args import add_program_args
+from cejudge_dspy.data import Item
+from cejudge_dspy.errors import InputError
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser(
+        "evaluate", help="judge a dataset, write results.jsonl and summary.json, print the table"
+    )
+    add_preset_arg(p)
+    add_program_args(p)
+    add_backbone_args(p)
+    p.add_argument("--data", help="local file or directory (default: the task's hub dataset)")
+    p.add_argument("--field", action="append", help="KEY=COLUMN mapping override (repeatable)")
+    p.add_argument("--const", action="append", help="KEY=VALUE constant field, e.g. label=A (repeatable)")
+    p.add_argument("--language", action="append", help="keep only this language (repeatable)")
+    p.add_argument("--subset", action="append", help="keep only this subset (repeatable)")
+    p.add_argument("--limit", type=int, help="seeded, language-stratified sample of N items")
+    p.add_argument("--out", help="run directory (default runs/<task>-<method>[-<preset>])")
+    p.add_argument("--concurrency", type=int, default=1, help="items in flight at once")
+    p.add_argument("--shard", help="K/N: judge only the K-th of N deterministic shards")
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for CIs (0: none)")
+    p.add_argument("--force-new", action="store_true", help="move the run in --out aside and start over")
+    add_ray_args(p)
+    p.set_defaults(handler=run_evaluate)
+    add_compare_parsers(sub)  # score-predictions, compare, merge
+
+
+def shard_key(item: Item) -> str:
+    """What decides an item's shard: its group, else its instruction. Items that share an instruction
+    (MM-Eval prompts, LitEval sources) land in one shard, so its concepts and translation are computed
+    once, as in a single run; shard sizes are less even than hashing ids would make them."""
+    from cejudge_dspy.evaluate import group_key
+
+    return group_key(item)  # --ray groups items the same way
+
+
+def shard_of(key: str, n: int) -> int:
+    """Deterministic shard (0-based) of a key: the same on every machine and every run."""
+    return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % n
+
+
+def parse_shard(value: str | None) -> tuple[int, int] | None:
+    if not value:
+        return None
+    k, sep, n = value.partition("/")
+    if not sep or not k.isdigit() or not n.isdigit() or not 1 <= int(k) <= int(n):
+        raise InputError(f"expected K/N with 1 <= K <= N, got {value!r}", field="--shard")
+    return int(k), int(n)
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    from cejudge_dspy.cli._run_setup import check_lm, check_options, check_program_options, run_identity
+    from cejudge_dspy.cli.display import console
+    from cejudge_dspy.data import field_mapping, fingerprint, load_items
+    from cejudge_dspy.judges import prompt_fingerprint
+    from cejudge_dspy.runs import lock, prepare_run_dir
+    from cejudge_dspy.tasks import load_task
+
+    # Everything is checked before anything is written: a typo never leaves a run behind.
+    if not args.task:
+        raise InputError("is required for evaluate", field="--task")
+    check_options(args)
+    check_ray_args(args)
+    shard = parse_shard(args.shard)
+    spec = load_task(apply_preset(args, args.task))
+    if args.preset:
+        console(stderr=True).print(describe_preset(args, spec.name), soft_wrap=True)
+    check_program_options(args, spec)
+    check_lm(args)
+    program = build(args, spec.name)
+    fields, constants = parse_fields(args.field), parse_fields(args.const, "--const")
+    items = load_items(
+        spec,
+        args.data,
+        fields=fields,
+        constants=constants,
+        languages=args.language,
+        subsets=args.subset,
+        limit=args.limit,
+        seed=args.seed,
+    )
+    if shard:
+        items = [i for i in items if shard_of(shard_key(i), shard[1]) == shard[0] - 1]
+    out = Path(args.out or f"runs/{args.task}-{args.method}" + (f"-{args.preset}" if args.preset else ""))
+    config = run_identity(
+        args,
+        spec,
+        program_label(args, spec.name),
+        fingerprint(spec, args.data),
+        *field_mapping(spec, fields, constants),
+        prompts=prompt_fingerprint(program),
+    )
+    if shard:
+        config["shard"] = f"{shard[0]}/{shard[1]}"
+    with lock(out):
+        records = prepare_run_dir(out, config, force_new=args.force_new)
+        return judge_and_summarize(args, spec, program, items, records, out, config)

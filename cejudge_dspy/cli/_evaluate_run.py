@@ -1,0 +1,129 @@
+"""`evaluate` after its checks: the pending items judged (in this process with a live display, or on
+Ray), then the run summarized, summary.json written and the tables printed.
+
+evaluate.py checks every option and input and opens the run directory under its lock before it calls
+`judge_and_summarize`, so nothing here can still be refused by a typo. `ItemProgram` routes each item's
+stage progress to the live display.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from cejudge_dspy.cli._common import announce_program, backbone
+from cejudge_dspy.cli._evaluate_ray import judge_with_ray
+from cejudge_dspy.data import Item
+
+
+def judge_and_summarize(
+    args: argparse.Namespace,
+    spec: Any,
+    program: Any,
+    items: list[Item],
+    records: list[Any],
+    out: Path,
+    config: dict[str, Any],
+) -> int:
+    """Judge the items not yet in `records`, summarize the run, write summary.json and print its tables;
+    returns the exit code."""
+    from cejudge_dspy.cli.display import (
+        console,
+        decision_rules_table,
+        dimension_tables,
+        reliability_table,
+        summary_table,
+    )
+    from cejudge_dspy.evaluate import judge_items, pending_items
+    from cejudge_dspy.metrics import summarize
+    from cejudge_dspy.runs import RESULTS, SUMMARY, read_records, read_timing, run_timing, write_summary
+
+    started = time.time()
+    todo = pending_items(items, records)
+    err = console(stderr=True)
+    err.print(
+        f"{len(items)} items, {len(items) - len(todo)} already in {out / RESULTS}, {len(todo)} to judge"
+    )
+    announce_program(err, config["program"], spec.name if args.method == "cejudge" else None, args.program)
+    if todo and args.ray is not None:
+        judge_with_ray(args, spec, todo, out, config, err)
+    elif todo:
+        from cejudge_dspy.cli._progress import RunDisplay, live
+
+        display = RunDisplay(f"{spec.name} · {args.method}", len(todo))
+
+        def tick(record: Any) -> None:
+            display.on_record(record.id, record.status)
+
+        with live(err, display, transient=False), backbone(args, display):
+            asyncio.run(
+                judge_items(
+                    todo,
+                    ItemProgram(program, todo, display.on_stage),
+                    out / RESULTS,
+                    task=spec.name,
+                    method=args.method,
+                    concurrency=args.concurrency,
+                    on_record=tick,
+                )
+            )
+            display.update("")
+    final = read_records(out / RESULTS)
+    summary = summarize(final, spec, n_resamples=args.bootstrap, seed=args.seed)
+    summary["run"] = config
+    if todo or read_timing(out / SUMMARY) is None:
+        summary["timing"] = run_timing(read_timing(out / SUMMARY), started, time.time())
+    else:  # nothing was judged in this session: the run's timing stays what it was
+        summary["timing"] = read_timing(out / SUMMARY)
+    write_summary(out / SUMMARY, summary)
+    stdout = console()
+    stdout.print(summary_table(summary))
+    if (dims := dimension_tables(summary)) is not None:
+        stdout.print(dims)
+    if (rules := decision_rules_table(summary)) is not None:
+        stdout.print(rules)
+    if (calibration := summary.get("decision_rules", {}).get("calibration")) and calibration["n"]:
+        stdout.print(reliability_table(calibration))
+    stdout.print(f"results: {out / RESULTS} · summary: {out / SUMMARY}")
+    return _exit_code(err, [r for r in final if r.id in {i.id for i in items}])
+
+
+def _exit_code(err: Any, records: list[Any]) -> int:
+    """1 when every item of the run errored (a configuration fault, not a result), else 0."""
+    errors = [r for r in records if r.status == "error"]
+    if records and len(errors) == len(records):
+        err.print(f"error: every item failed ({len(errors)}); the first: {errors[0].error}", soft_wrap=True)
+        return 1
+    if errors:
+        err.print(f"warning: {len(errors)} items failed; rerun the same command to retry them")
+    return 0
+
+
+class ItemProgram:
+    """The judge program, with each item's stage progress sent to `on_stage(item_id, event)`.
+
+    The runner calls `acall(**item.inputs())`; the item is found again by its inputs (items with the same
+    inputs take turns), and its progress callback is set inside the item's own task."""
+
+    def __init__(self, program: Any, items: list[Item], on_stage: Any) -> None:
+        self.program = program
+        self.on_stage = on_stage
+        self.ids: dict[str, list[str]] = {}
+        for item in items:
+            self.ids.setdefault(self._key(item.inputs()), []).append(item.id)
+
+    @staticmethod
+    def _key(inputs: dict[str, Any]) -> str:
+        return json.dumps(inputs, sort_keys=True, ensure_ascii=False, default=str)
+
+    async def acall(self, **inputs: Any) -> Any:
+        from cejudge_dspy.usage import on_progress
+
+        waiting = self.ids.get(self._key(inputs)) or ["item"]
+        item_id = waiting.pop(0) if len(waiting) > 1 else waiting[0]
+        with on_progress(lambda event: self.on_stage(item_id, event)):
+            return await self.program.acall(**inputs)

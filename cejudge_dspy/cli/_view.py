@@ -1,0 +1,119 @@
+"""`cejudge view RUN [RUN...]`: one self-contained HTML page per call (overview, charts, items with
+filters and every stage's output, comparison of several runs, CSV download), written to disk and
+printed; `--open` opens it, `--serve` serves it on 127.0.0.1 only, `--csv` writes the item table.
+
+page.py builds the page, charts.py draws its charts, assets/ holds its HTML, stylesheet and script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.server
+import sys
+import webbrowser
+from pathlib import Path
+from typing import Any
+
+from cejudge_dspy.errors import InputError
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser(
+        "view", help="write a self-contained HTML page of one or more runs (items, charts, comparison)"
+    )
+    p.add_argument("runs", nargs="+", help="run directories written by `cejudge evaluate --out`")
+    p.add_argument(
+        "-o",
+        "--out",
+        help="HTML file to write (default: RUN/view.html for one run, ./cejudge-view.html for several)",
+    )
+    p.add_argument("--csv", help="also write the item table as CSV to this file (one row per item and run)")
+    p.add_argument("--open", action="store_true", help="open the page in the default browser")
+    p.add_argument(
+        "--serve", action="store_true", help="serve the page on http://127.0.0.1:PORT until Ctrl-C"
+    )
+    p.add_argument(
+        "--port", type=int, default=8765, help="port for --serve (default 8765; 0 picks a free one)"
+    )
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for CIs (0: none)")
+    p.set_defaults(handler=run_view)
+
+
+def run_view(args: argparse.Namespace) -> int:
+    from cejudge_dspy.view import csv_text, item_rows, load_view_run, require_libraries, write_page
+
+    require_libraries()
+
+    paths = [Path(p) for p in args.runs]
+    for path in paths:
+        if not path.is_dir():
+            raise InputError(f"{path} is not a run directory", field="runs")
+    names = _unique_names(paths)
+    runs = [
+        load_view_run(path, name=name, n_resamples=args.bootstrap)
+        for path, name in zip(paths, names, strict=True)
+    ]
+    out = (
+        Path(args.out)
+        if args.out
+        else (paths[0] / "view.html" if len(paths) == 1 else Path("cejudge-view.html"))
+    )
+    write_page(runs, out, n_resamples=args.bootstrap)
+    print(out.resolve())
+    if args.csv:
+        rows = [row for run in runs for row in item_rows(run.records, run.spec, run.name)]
+        Path(args.csv).write_text(csv_text(rows), encoding="utf-8")
+        print(Path(args.csv).resolve())
+    if args.serve:
+        return serve(out, args.port, open_browser=args.open)
+    if args.open:
+        webbrowser.open(out.resolve().as_uri())
+    return 0
+
+
+def _unique_names(paths: list[Path]) -> list[str]:
+    """Each run's label: its directory name, with the parent's prepended where two would clash."""
+    names = [p.resolve().name for p in paths]
+    return [
+        f"{p.resolve().parent.name}/{n}" if names.count(n) > 1 else n
+        for p, n in zip(paths, names, strict=True)
+    ]
+
+
+def serve(page: Path, port: int, *, open_browser: bool = False) -> int:
+    """Serve the page, and nothing else of its folder, on 127.0.0.1 (never on other interfaces) until
+    interrupted."""
+    handler = functools.partial(_PageHandler, page.resolve())
+    with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
+        url = f"http://127.0.0.1:{server.server_address[1]}/{page.name}"
+        print(f"serving {url} (Ctrl-C stops)", file=sys.stderr)
+        if open_browser:
+            webbrowser.open(url)
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+class _PageHandler(http.server.BaseHTTPRequestHandler):
+    """GET / or /NAME answers the page; every other path is 404."""
+
+    def __init__(self, page: Path, *args: Any, **kwargs: Any) -> None:
+        self.page = page
+        super().__init__(*args, **kwargs)
+
+    def do_GET(self) -> None:  # noqa: N802 - the base class's name
+        if self.path.split("?")[0] not in ("/", f"/{self.page.name}"):
+            self.send_error(404)
+            return
+        body = self.page.read_bytes()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        pass

@@ -1,0 +1,137 @@
+"""Items from data: a task's dataset mapping applied to local files or to its Hugging Face dataset.
+
+Conventions (also shown by `cejudge tasks show` through `task_summary`):
+
+- Source: `path` is a `.jsonl`/`.json`/`.csv`/`.tsv`/`.parquet` file or a directory of them (read in
+  name order, not recursively); without `path` the task's hub id/config/split is loaded. CSV cells are
+  read as text; the delimiter is the declared one when the header contains it, else the most frequent of
+  `;`, `,`, tab in the header (`.tsv` is always tab).
+- Mapping: each canonical field (ITEM_FIELDS) reads one column, or a template such as
+  `"{context}\\n\\n{source}"` that joins several. Command-line `fields`/`constants` override the
+  declaration; a command-line entry for a field drops the declaration's entry of the other kind for it.
+  A field with both a column and a constant keeps only rows whose column equals the constant
+  (case-insensitively; that is how `reasoning` takes MM-Eval's reasoning rows); a source without that
+  column gets the constant. Ids: the `id` column, else `<file stem>/<row index>` (0-based, in the file).
+- Languages: a `language_pair` column (`de-en`: language=de, response_language=en), else a `language`
+  column (codes or English names, normalised), else the pair in the file name (`de-en.csv`,
+  `liteval_de-en.csv`) when the task reads languages from file names, else the declared default.
+- Labels: pairwise "A"/"B"/"tie" in any case; pointwise a number (strings such as "4,5" parsed) or a
+  dict of scores (CheckEval) kept as dict[str, float]. No mapped label means unlabelled items.
+- Row problems (empty text, bad label, unknown language, duplicate id) are collected over all rows that
+  pass the filters and raised as one InputError that lists them, so a file is fixed in one pass.
+- Filters: `languages` match the instruction language (`zh` also matches `zh-CN`) or a pair (`de-en`);
+  `subsets` match the subset case-insensitively. `limit` then samples per language key (language, or
+  language-response_language for translations) in proportion to its share, at least one per key when
+  `limit` allows, with a seeded RNG per key; the sample keeps file order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from cejudge_dspy.data._items import Item
+from cejudge_dspy.data._mapping import (
+    TEXT_FIELDS,
+    _adapt_to_file,
+    _check_columns,
+    _columns_of,
+    _mapping,
+    _read,
+)
+from cejudge_dspy.data._rows import _Loader, _pair_from_name
+from cejudge_dspy.data._sampling import stratified_sample
+from cejudge_dspy.data._sources import FORMATS, _sources
+from cejudge_dspy.errors import InputError
+from cejudge_dspy.tasks import TaskSpec
+
+# The pieces live in sources.py (reading), mapping.py (columns -> fields), rows.py (rows -> items) and
+# sampling.py; the package's __init__ is what other packages import.
+
+
+def load_items(
+    task: TaskSpec,
+    path: str | None = None,
+    *,
+    fields: dict[str, str] | None = None,
+    constants: dict[str, str] | None = None,
+    languages: Sequence[str] | None = None,
+    subsets: Sequence[str] | None = None,
+    limit: int | None = None,
+    seed: int = 42,
+) -> list[Item]:
+    """Read, map, validate, filter and (with `limit`) sample a task's items; see the module docstring."""
+    if limit is not None and limit < 1:
+        raise InputError(f"limit must be a positive number of items, got {limit}", field="limit")
+    fields_, constants_ = _mapping(task, fields, constants)
+    loader = _Loader(task, constants_, languages, subsets)
+    wheres, rows_read = [], 0
+    for where, stem, file, ds in _sources(task, path):
+        wheres.append(where)
+        columns = list(ds.column_names)
+        if file is None:
+            f_src, c_src = fields_, constants_
+            restricts_from = c_src
+        else:
+            f_src, c_src = _adapt_to_file(
+                fields_, constants_, columns, set(fields or {}) | set(constants or {})
+            )
+            restricts_from = {k: v for k, v in c_src.items() if k in (constants or {})}
+        usable = _check_columns(task, where, columns, f_src, c_src)
+        restricts = {f: c for f, c in restricts_from.items() if f in usable}
+        named = {"language", "language_pair"} & (set(usable) | set(constants_))
+        by_name = file is not None and task.dataset.language_from_filename and not named
+        file_pair = _pair_from_name(task, file) if by_name else None
+        needed = sorted({c for spec in usable.values() for c in _columns_of(spec)})
+        for index, row in enumerate(ds.select_columns(needed).to_list()):
+            loader.row(
+                {f: _read(spec, row) for f, spec in usable.items()},
+                restricts,
+                where,
+                stem,
+                index,
+                file_pair,
+                c_src,
+            )
+        rows_read += len(ds)
+    loader.check(wheres, rows_read)
+    return stratified_sample(loader.items, limit, seed) if limit is not None else loader.items
+
+
+def task_summary(task: TaskSpec) -> dict[str, Any]:
+    """The declared data mapping in plain terms, for `cejudge tasks show`."""
+    spec = task.dataset
+    fields, constants = _mapping(task, None, None)
+    if "language_pair" in fields:
+        language = f"pair from column '{fields['language_pair']}'"
+    elif "language" in fields:
+        language = f"column '{fields['language']}'"
+    elif spec.language_from_filename:
+        language = "pair from the file name (e.g. de-en.csv)"
+    else:
+        language = f"'{constants.get('language', spec.default_language)}' for every item"
+    if "label" in fields:
+        kind = (
+            "A/B/tie" if task.mode == "pairwise" else "scores per dimension" if task.dimensions else "number"
+        )
+        label = f"{kind} from column '{fields['label']}'"
+    else:
+        label = f"always '{constants['label']}'" if "label" in constants else "none (unlabelled)"
+    return {
+        "task": task.name,
+        "mode": task.mode,
+        "metric": task.metric,
+        "source": f"{spec.hub_id} (config {spec.config or 'default'}, split {spec.split})"
+        if spec.hub_id
+        else "local files only: --data PATH",
+        "formats": list(FORMATS),
+        "delimiter": spec.delimiter or "auto (; , tab)",
+        "required": list(TEXT_FIELDS[task.mode]),
+        "fields": fields,
+        "constants": {k: v for k, v in constants.items() if k not in fields},
+        "keeps_only": {k: v for k, v in constants.items() if k in fields},
+        "id": f"column '{fields['id']}'" if "id" in fields else "<file stem>/<row index>",
+        "language": language,
+        "label": label,
+        "group": f"column '{fields['group']}'" if "group" in fields else None,
+    }

@@ -1,0 +1,226 @@
+"""`cejudge evaluate --ray`: a run's items judged by a pool of Ray actors, written by the driver alone.
+
+The driver groups the pending items by instruction (`group_key`: items that share one share its concepts
+and translation, so a group stays on one worker), starts `actors` workers (worker.py: each builds the run's
+program and backbone once and checks the program identity), and keeps each worker fed with up to
+`concurrency` groups. A worker yields each record as it finishes (a Ray streaming generator); the driver
+appends it to results.jsonl with the runner's own atomic write, under the run directory's lock, so resume,
+summaries, `compare` and `view` see an ordinary run.
+
+Faults. Actors restart when their process dies (`max_restarts`). When a worker dies mid-group, the items
+of that group not yet written go back to the front of the queue for any live worker; an item whose worker
+died `max_attempts` times is recorded as an error (so the next run retries it) instead of killing workers
+forever. Items are written once: the driver writes only what it received, and skips an id it already
+wrote. Ctrl-C stops the driver between writes; what is written is a valid run that resumes with or
+without Ray. Retrying per item, not with Ray's task retries, keeps finished items from being judged twice.
+
+Ray is optional (`pip install 'cejudge-dspy[ray]'`) and imported only inside functions, here and in
+cluster.py (connecting to a cluster); grouping is in groups.py, the progress records in ray_progress.py.
+Their public names stay importable from here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cejudge_dspy.data import Item
+from cejudge_dspy.errors import CEJudgeError, InputError
+from cejudge_dspy.evaluate._cluster import (
+    LOCAL,
+    RayUnavailableError,
+    _cause,
+    _first_line,
+    _import_ray,
+    cluster_env,
+)
+from cejudge_dspy.evaluate._groups import groups_of
+from cejudge_dspy.evaluate._ray_progress import RayProgress, WorkerCounts
+from cejudge_dspy.evaluate._runner import write_record
+from cejudge_dspy.evaluate._worker import JudgeWorker, RunRecipe
+from cejudge_dspy.runs import Record
+
+
+@dataclass
+class RayOptions:
+    address: str = LOCAL  # "local", "auto" (RAY_ADDRESS or this machine's cluster), or host:port
+    actors: int | None = None  # default: the cluster's CPUs / cpus_per_actor, at most the groups
+    cpus_per_actor: float = 1.0
+    max_restarts: int = 2  # per actor
+    max_attempts: int = 3  # per item: worker deaths before it is recorded as an error
+
+
+async def judge_on_ray(
+    items: Sequence[Item],
+    recipe: RunRecipe,
+    results_path: Path,
+    *,
+    options: RayOptions | None = None,
+    progress: RayProgress | None = None,
+    on_record: Callable[[Record, str], None] | None = None,
+    on_ready: Callable[[], None] | None = None,
+) -> list[Record]:
+    """Judge `items` on the current Ray cluster (see `ray_cluster`), appending each record to
+    `results_path` as it arrives; returns the records written. Raises the first BackboneError or
+    RunWriteError (after the groups in flight end), RayUnavailableError when no worker is left."""
+    ray = _import_ray()
+    options = options or RayOptions()
+    progress = progress if progress is not None else RayProgress()
+    if recipe.concurrency < 1:
+        raise InputError(f"must be at least 1, got {recipe.concurrency}", field="--concurrency")
+    queue: deque[list[Item]] = deque(groups_of(items))
+    if not queue:
+        return []
+    n_actors = options.actors or max(int(ray.cluster_resources().get("CPU", 1) // options.cpus_per_actor), 1)
+    n_actors = min(n_actors, len(queue))
+
+    Actor = ray.remote(JudgeWorker).options(  # noqa: N806 - a class
+        num_cpus=options.cpus_per_actor,
+        max_restarts=options.max_restarts,
+        max_task_retries=0,  # retried per item by the driver, never a whole group again
+        max_concurrency=max(recipe.concurrency, 1) + 1,  # its groups and the readiness checks
+        runtime_env={"env_vars": cluster_env()},
+        scheduling_strategy="SPREAD",  # over the nodes: one model server per node serves its workers
+    )
+    actors = {f"w{k + 1}": Actor.remote(recipe) for k in range(n_actors)}
+    for name in actors:
+        progress.workers[name] = WorkerCounts()
+    try:
+        await _ready(actors, progress)
+        if on_ready is not None:
+            on_ready()
+        return await _drive(actors, queue, recipe, results_path, options, progress, on_record)
+    finally:
+        for actor in actors.values():
+            ray.kill(actor, no_restart=True)
+
+
+async def _ready(actors: dict[str, Any], progress: RayProgress) -> None:
+    """Wait for every worker to build its judge; a program or task mismatch is one line naming it."""
+    from ray.exceptions import RayActorError
+
+    for name, actor in actors.items():
+        try:
+            info = await actor.info.remote()
+        except RayActorError as exc:
+            raise CEJudgeError(f"worker {name} could not start: {_cause(exc)}") from None
+        counts = progress.workers[name]
+        counts.where, counts.node, counts.pid = info["where"], info["node"], info["pid"]
+
+
+async def _drive(
+    actors: dict[str, Any],
+    queue: deque[list[Item]],
+    recipe: RunRecipe,
+    results_path: Path,
+    options: RayOptions,
+    progress: RayProgress,
+    on_record: Callable[[Record, str], None] | None,
+) -> list[Record]:
+    from ray.exceptions import RayActorError, RayTaskError
+
+    written: dict[str, Record] = {}
+    attempts: Counter[str] = Counter()
+    fatal: list[BaseException] = []
+    in_flight = 0
+    changed = asyncio.Event()
+
+    def write(record: Record, worker: str) -> None:
+        if record.id in written:  # a record the driver already has (never expected; never written twice)
+            return
+        write_record(results_path, record, recipe.secrets)
+        written[record.id] = record
+        if on_record is not None:
+            on_record(record, worker)
+
+    def requeue(group: list[Item], worker: str, exc: BaseException) -> None:
+        rest = [i for i in group if i.id not in written]
+        retry = []
+        for item in rest:
+            attempts[item.id] += 1
+            if attempts[item.id] < options.max_attempts:
+                retry.append(item)
+            else:
+                error = f"its Ray worker died {attempts[item.id]} times while judging it ({_first_line(exc)})"
+                write(Record(item.id, recipe.task, recipe.method, "error", item, None, error=error), worker)
+        if retry:
+            queue.appendleft(retry)
+            progress.requeued += len(retry)
+
+    async def feed(name: str, actor: Any) -> None:
+        nonlocal in_flight
+        counts = progress.workers[name]
+        while not fatal:
+            if not queue:
+                if in_flight == 0:
+                    return
+                changed.clear()
+                await changed.wait()
+                continue
+            group = queue.popleft()
+            pid = counts.pid  # the process this group goes to (a death ends all its groups at once)
+            in_flight += 1
+            try:
+                async for ref in actor.judge.remote(group):
+                    record = await ref
+                    write(record, name)
+                    counts.done += 1
+            except RayTaskError as exc:  # the judge raised: an unreachable backbone, a bug
+                fatal.append(exc.cause if isinstance(exc.cause, BaseException) else exc)
+                queue.appendleft([i for i in group if i.id not in written])
+            except RayActorError as exc:  # the worker process or its node died
+                if pid not in counts.dead_pids:
+                    counts.dead_pids.add(pid)
+                    counts.lost += 1
+                requeue(group, name, exc)
+                info = await _restarted(actor)
+                if info is None:
+                    counts.alive = False
+                    return
+                # Restarted: another process, maybe on another node.
+                counts.where, counts.node, counts.pid = info["where"], info["node"], info["pid"]
+            except Exception as exc:  # a write failed (full disk): stop, the rest stays pending
+                fatal.append(exc)
+            finally:
+                in_flight -= 1
+                changed.set()
+
+    # Slots interleaved across workers, so the first groups go to different workers, not all to one.
+    feeders = [feed(name, actor) for _ in range(recipe.concurrency) for name, actor in actors.items()]
+    await asyncio.gather(*feeders)
+    if fatal:
+        raise fatal[0]
+    if queue:
+        left = sum(len(g) for g in queue)
+        raise RayUnavailableError(
+            f"every Ray worker died; {left} items were not judged (what was judged is kept: rerun the "
+            "same command, with or without --ray, to resume)"
+        )
+    return list(written.values())
+
+
+async def _restarted(actor: Any, timeout: float = 120.0) -> dict[str, Any] | None:
+    """The `info` of a worker that lost its process once Ray restarted it (up to max_restarts), or None
+    when it does not come back."""
+    from ray.exceptions import ActorUnavailableError, RayActorError
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            return await asyncio.wait_for(_awaited(actor.info.remote()), timeout=deadline - time.monotonic())
+        except ActorUnavailableError:  # restarting
+            await asyncio.sleep(0.2)
+        except RayActorError:  # dead for good: its restarts are used up
+            return None
+        except asyncio.TimeoutError:
+            return None
+    return None
+
+
+async def _awaited(ref: Any) -> Any:
+    return await ref

@@ -1,0 +1,135 @@
+"""`cejudge merge`: the shards of one run joined into one run directory, or a clear refusal.
+
+Shards merge only when they are shards of one run: the same identity in everything but `shard` (task,
+program, backbone, data fingerprint, ...), the same N, distinct K, and disjoint items. All N are required
+unless `partial`, and the summary of a partial merge says which shards it lacks. A shard still being
+written (its lock is held) is refused. The output is built in a temporary sibling directory and renamed
+into place, so a failed merge leaves no half-written output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from cejudge_dspy.errors import CEJudgeError
+from cejudge_dspy.metrics import load_run, summarize
+from cejudge_dspy.runs import (
+    IDENTITY_KEYS,
+    RESULTS,
+    RUN,
+    SUMMARY,
+    Record,
+    identity_diff,
+    lock,
+    remove_tree,
+    write_json_atomic,
+)
+from cejudge_dspy.tasks import load_task
+
+_NOT_COMPARED = {"shard", "data", "merged_from", "partial"}  # `data` is a path; its bytes are compared
+
+
+def _shard(path: Path, config: dict[str, Any]) -> tuple[int, int]:
+    value = str(config.get("shard") or "")
+    k, _, n = value.partition("/")
+    if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+        raise CEJudgeError(
+            f"{path} is not a shard run (its run.json has shard {config.get('shard')!r}); "
+            "merge joins the directories of `cejudge evaluate --shard K/N`"
+        )
+    return int(k), int(n)
+
+
+def _check_same_run(paths: list[Path], configs: list[dict[str, Any]]) -> None:
+    keys = tuple(k for k in dict.fromkeys([*IDENTITY_KEYS, *configs[0]]) if k not in _NOT_COMPARED)
+    for path, config in zip(paths[1:], configs[1:], strict=True):
+        union = tuple(k for k in dict.fromkeys([*keys, *config]) if k not in _NOT_COMPARED)
+        if diff := identity_diff(configs[0], config, union):
+            raise CEJudgeError(f"{path} is not a shard of the same run as {paths[0]} ({diff})")
+
+
+def merge_runs(
+    paths: list[Path], out: Path, *, partial: bool = False, n_resamples: int = 1000, seed: int = 42
+) -> dict[str, Any]:
+    """Join shard runs into `out` (which must not hold a run); returns the summary written there."""
+    if not paths:
+        raise CEJudgeError("merge needs at least one shard run directory")
+    if len({p.resolve() for p in paths}) < len(paths):
+        raise CEJudgeError("a shard directory is named twice; name each shard once")
+    with ExitStack() as stack:
+        for path in paths:
+            if not path.is_dir():
+                raise CEJudgeError(f"{path} is not a directory; pass the --out directories of the shards")
+            stack.enter_context(lock(path, "cejudge merge"))
+        loaded = [load_run(p) for p in paths]
+    configs = []
+    for path, (config, _) in zip(paths, loaded, strict=True):
+        if not config:
+            raise CEJudgeError(f"{path} has no {RUN}; pass directories written by `cejudge evaluate --out`")
+        configs.append(config)
+    _check_same_run(paths, configs)
+    shards = [_shard(p, c) for p, c in zip(paths, configs, strict=True)]
+    total = {n for _, n in shards}
+    if len(total) > 1:
+        shown = ", ".join(f"{p} is {k}/{n}" for p, (k, n) in zip(paths, shards, strict=True))
+        raise CEJudgeError(f"shards split the data differently ({shown}); merge shards of one --shard K/N")
+    n = total.pop()
+    seen: dict[int, Path] = {}
+    for path, (k, _) in zip(paths, shards, strict=True):
+        if k in seen:
+            raise CEJudgeError(f"{seen[k]} and {path} are both shard {k}/{n}; pass each shard once")
+        seen[k] = path
+    missing = [k for k in range(1, n + 1) if k not in seen]
+    if missing and not partial:
+        raise CEJudgeError(
+            f"shards {', '.join(f'{k}/{n}' for k in missing)} are missing; pass all {n}, "
+            "or --partial for an explicitly incomplete merge"
+        )
+    merged: dict[str, Record] = {}
+    for path, (_, records) in zip(paths, loaded, strict=True):
+        for r in records:
+            if r.id in merged:
+                raise CEJudgeError(
+                    f"item {r.id} appears in more than one shard ({path}); shards must not overlap"
+                )
+            merged[r.id] = r
+    config = {**configs[0], "shard": None, "merged_from": [str(p) for p in paths]}
+    if missing:
+        config["partial"] = {"shards": sorted(seen), "of": n, "missing": missing}
+    summary = summarize(list(merged.values()), load_task(config["task"]), n_resamples=n_resamples, seed=seed)
+    summary["run"] = config
+    if missing:
+        summary["partial"] = config["partial"]
+    _write_new_run(out, config, list(merged.values()), summary)
+    return summary
+
+
+def _write_new_run(out: Path, config: dict[str, Any], records: list[Record], summary: dict[str, Any]) -> None:
+    """Write the merged run into a temporary sibling and rename it to `out` in one step."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise CEJudgeError(f"{out} exists and is not empty; merge into a new directory")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.merging-{os.getpid()}"
+    remove_tree(tmp)
+    try:
+        tmp.mkdir()
+        with (tmp / RESULTS).open("w", encoding="utf-8") as fh:
+            for r in records:
+                fh.write(json.dumps(r.to_dict(), ensure_ascii=False) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        write_json_atomic(tmp / RUN, config)
+        write_json_atomic(tmp / SUMMARY, summary)
+        if out.exists():
+            out.rmdir()
+        os.rename(tmp, out)
+    except OSError as exc:
+        raise CEJudgeError(
+            f"cannot write the merged run to {out} ({exc.strerror or exc}); nothing was kept"
+        ) from None
+    finally:
+        remove_tree(tmp)

@@ -1,0 +1,157 @@
+"""Token probabilities in the judges: ask the backbone for them, notice once when it cannot give them,
+and turn a judgment call's tokens into the `Probabilities` of a record.
+
+A judgment stage (`Stage.probabilities = True`) asks for the top-k logprobs of every generated token.
+Whether a backbone gives them is learnt on its first judgment call and remembered per LM: a backbone
+that refuses the option (an error naming logprobs) or answers without them is said once on the
+`cejudge_dspy` logger, and from then on is not asked; its records say `probabilities: unavailable`.
+The arithmetic is in `cejudge_dspy.judges.verdicts._probabilities`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+import dspy
+
+from cejudge_dspy.errors import InputError
+from cejudge_dspy.judges._once import FirstTime
+from cejudge_dspy.judges.verdicts import (
+    DECISIONS,
+    DEFAULT_TIE_BAND,
+    TOP_LOGPROBS,
+    UNAVAILABLE,
+    Decision,
+    OrderResult,
+    Probabilities,
+    TokenChoice,
+    confidence,
+    debiased_preference,
+    expected_score,
+    read_field,
+    tokens_from_logprobs,
+    verdict_from_preference,
+)
+
+logger = logging.getLogger("cejudge_dspy")
+_refuses: weakref.WeakSet[Any] = weakref.WeakSet()  # the option itself fails: stop asking
+_gave: weakref.WeakSet[Any] = weakref.WeakSet()  # answered with probabilities at least once
+_first_notice = FirstTime()  # told the user it gives none
+_lock = threading.Lock()
+
+
+def asks_probabilities(lm: Any) -> bool:
+    """Whether to ask `lm` for logprobs: yes unless it refused the option. One that answers without
+    them is still asked, so its requests (and DSPy's cache keys) stay the same from run to run."""
+    with _lock:
+        return lm is not None and lm not in _refuses
+
+
+def logprob_config() -> dict[str, Any]:
+    return {"logprobs": True, "top_logprobs": TOP_LOGPROBS}
+
+
+def refuses_logprobs(exc: BaseException) -> bool:
+    """An error that says the backbone does not take the logprobs option (not any other failure)."""
+    feature = getattr(exc, "feature", None)
+    text = str(exc).lower()
+    return feature in ("logprobs", "probabilities") or ("logprob" in text and "support" in text)
+
+
+def mark_unavailable(lm: Any, why: str, *, refused: bool = False) -> None:
+    """Remember that `lm` gives no probabilities, and say so once."""
+    with _lock:
+        if refused:
+            _refuses.add(lm)
+    if _first_notice(lm):
+        name = getattr(lm, "model", type(lm).__name__)
+        logger.warning(
+            "backbone %s returns no token probabilities (%s): verdicts and scores use the argmax answer, "
+            "and records say probabilities: unavailable",
+            name,
+            why,
+        )
+
+
+def tokens_of(lm: Any, pred: dspy.Prediction) -> list[TokenChoice] | None:
+    """The generated tokens with their alternatives, or None when the backbone gave none (said once)."""
+    tokens = tokens_from_logprobs(getattr(pred, "logprobs", None))
+    if tokens and any(t.top for t in tokens):
+        with _lock:
+            _gave.add(lm)
+        return tokens
+    with _lock:
+        gave_before = lm in _gave
+    if not gave_before:  # a backbone that gave probabilities once is not written off for one odd answer
+        mark_unavailable(lm, "no logprobs in its answer" if not tokens else "no alternatives per token")
+    return None
+
+
+def check_decision(decision: str) -> Decision:
+    if decision not in DECISIONS:
+        raise InputError(f"must be one of {', '.join(DECISIONS)}, got {decision!r}", field="decision")
+    return decision  # type: ignore[return-value]
+
+
+def check_tie_band(tie_band: float) -> float:
+    if not 0.0 <= tie_band < 1.0:
+        raise InputError(f"must be in [0, 1), got {tie_band!r}", field="tie_band")
+    return float(tie_band)
+
+
+# --- records --------------------------------------------------------------------------------------
+
+
+def order_reading(pred: dspy.Prediction) -> tuple[float | None, str | None]:
+    """(P(the response shown first is better), why not) from a verdict stage's prediction."""
+    tokens = getattr(pred, "tokens", None)
+    if tokens is None:
+        return None, UNAVAILABLE
+    reading = read_field(tokens, None, "verdict", ("A", "B"))
+    if not reading.ok:
+        return None, reading.reason
+    return reading.distribution["A"], None
+
+
+def pairwise_probabilities(
+    orders: Sequence[OrderResult], tie_band: float = DEFAULT_TIE_BAND
+) -> Probabilities:
+    """p(A) averaged over the orders (the swapped one mapped back), its verdict and confidence."""
+    missing = [o for o in orders if o.p_first is None]
+    if not orders or any(o.probability_error == UNAVAILABLE for o in orders):
+        return Probabilities(status="unavailable", reason=UNAVAILABLE)
+    if missing:
+        reason = "; ".join(f"order {o.order}: {o.probability_error}" for o in missing)
+        return Probabilities(status="not_located", reason=reason)
+    by_order = {o.order: o.p_first for o in orders}
+    p_a = debiased_preference(by_order.get("AB"), by_order.get("BA"))
+    assert p_a is not None  # every order has p_first here
+    return preference_probabilities(p_a, tie_band)
+
+
+def preference_probabilities(p_a: float, tie_band: float) -> Probabilities:
+    """A record's probabilities from p(A), wherever it came from (the orders, or graded.py's grades)."""
+    return Probabilities(
+        status="ok",
+        p_a=p_a,
+        confidence=confidence(p_a),
+        tie_band=tie_band,
+        verdict=verdict_from_preference(p_a, tie_band),
+    )
+
+
+def score_probabilities(pred: dspy.Prediction, levels: Sequence[int]) -> Probabilities:
+    """The distribution over the scale's levels at the score token, and the expected score."""
+    tokens = getattr(pred, "tokens", None)
+    if tokens is None:
+        return Probabilities(status="unavailable", reason=UNAVAILABLE)
+    reading = read_field(tokens, None, "score", [str(level) for level in levels])
+    if not reading.ok:
+        return Probabilities(status="not_located", reason=reading.reason)
+    return Probabilities(
+        status="ok", distribution=reading.distribution, score=expected_score(reading.distribution)
+    )

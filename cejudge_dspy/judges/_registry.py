@@ -1,0 +1,74 @@
+"""Judging methods by name: `--method cejudge|direct|checkeval|geval`.
+
+A method is a factory `(task spec, **options) -> dspy.Module` whose `acall(**item.inputs())` returns a
+prediction with `.result` (a JudgeResult). `METHODS` is the whole table: adding a method is one line
+here and one factory beside its judge. Options a factory does not take are ignored.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import dspy
+
+from cejudge_dspy.errors import TaskError
+from cejudge_dspy.judges._direct import direct_program
+from cejudge_dspy.judges._geval import geval_program
+from cejudge_dspy.judges._saved import default_path, load_into, program_identity, resolve
+from cejudge_dspy.judges.cejudge import cejudge_program
+from cejudge_dspy.judges.checkeval import checkeval_program
+from cejudge_dspy.tasks import TaskSpec, load_task
+
+Factory = Callable[..., dspy.Module]
+
+METHODS: dict[str, Factory] = {
+    "cejudge": cejudge_program,
+    "direct": direct_program,
+    "checkeval": checkeval_program,
+    "geval": geval_program,
+}
+
+
+def method_names() -> list[str]:
+    return sorted(METHODS)
+
+
+def build_program(task: str | TaskSpec, method: str = "cejudge", **options: Any) -> dspy.Module:
+    """Build the hand-written program for a task and method."""
+    spec = load_task(task)
+    if method not in METHODS:
+        close = difflib.get_close_matches(method, list(METHODS), n=1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        raise TaskError(f"unknown method '{method}': {hint}available: {', '.join(sorted(METHODS))}")
+    return METHODS[method](spec, **options)
+
+
+def load_program(task: str | TaskSpec, path: str | Path | None = None, **options: Any) -> dspy.Module:
+    """The task's base program (`methods.build_program`) with a saved state loaded after checking it."""
+    spec = load_task(task)
+    return load_into(build_program(spec, "cejudge", **options), spec, path or default_path(spec))
+
+
+def program_for_task(task: str | TaskSpec, program: str | Path = "auto", **options: Any) -> dspy.Module:
+    """ "auto": `optimized/<task>.json` when it exists, else the base program; "base"; or a path."""
+    path = resolve(task, program)
+    return build_program(task, "cejudge", **options) if path is None else load_program(task, path, **options)
+
+
+def run_program(
+    task: str | TaskSpec, method: str = "cejudge", program: str | Path = "auto", **options: Any
+) -> dspy.Module:
+    """The program a run judges with: for CE-Judge, what `program` names (auto, base or a saved state);
+    the other methods have only their hand-written program. `cejudge evaluate` and every Ray worker of a
+    distributed run build it here, so both build the same program from the same flags."""
+    if method == "cejudge" and str(program) != "base":
+        return program_for_task(task, program=program, **options)
+    return build_program(task, method, **options)
+
+
+def run_program_identity(task: str | TaskSpec, method: str = "cejudge", program: str | Path = "auto") -> str:
+    """What `run_program` resolves to, for run records: "base", or a tuned state file with its hash."""
+    return program_identity(task, program) if method == "cejudge" else "base"

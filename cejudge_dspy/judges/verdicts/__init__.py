@@ -1,0 +1,66 @@
+"""What a judge returns and how a verdict is read: `JudgeResult`, the token probabilities at the
+judge's answer, and the decisions built on them. Pure data and arithmetic: no LM is called here."""
+
+from cejudge_dspy.judges.verdicts._probabilities import (
+    DEFAULT_GRADE_MARGIN,
+    DEFAULT_TIE_BAND,
+    GRADE_VALUES,
+    GRADES,
+    confidence,
+    debiased_preference,
+    expected_score,
+    grade_value,
+    graded_preference,
+    mean_yes,
+    verdict_from_preference,
+)
+from cejudge_dspy.judges.verdicts._results import (
+    DECISIONS,
+    UNAVAILABLE,
+    Decision,
+    GradeResult,
+    JudgeResult,
+    OrderResult,
+    Probabilities,
+    decide,
+    reconcile,
+    swap_verdict,
+    unparsed,
+)
+from cejudge_dspy.judges.verdicts._token_reading import (
+    TOP_LOGPROBS,
+    TokenChoice,
+    read_field,
+    read_list_field,
+    tokens_from_logprobs,
+)
+
+__all__ = [
+    "DECISIONS",
+    "DEFAULT_GRADE_MARGIN",
+    "DEFAULT_TIE_BAND",
+    "Decision",
+    "GRADES",
+    "GRADE_VALUES",
+    "GradeResult",
+    "JudgeResult",
+    "OrderResult",
+    "Probabilities",
+    "TOP_LOGPROBS",
+    "TokenChoice",
+    "UNAVAILABLE",
+    "confidence",
+    "debiased_preference",
+    "decide",
+    "expected_score",
+    "grade_value",
+    "graded_preference",
+    "mean_yes",
+    "read_field",
+    "read_list_field",
+    "reconcile",
+    "swap_verdict",
+    "tokens_from_logprobs",
+    "unparsed",
+    "verdict_from_preference",
+]

@@ -1,0 +1,46 @@
+"""Measuring a judge: meta-metrics against human labels, significance, agreement, calibration, CheckEval
+reliability, and the run summaries and comparisons that read run records."""
+
+from cejudge_dspy.metrics._agreement import fleiss_kappa, fleiss_kappa_from_labels, krippendorff_alpha
+from cejudge_dspy.metrics._calibration import calibrate_run
+from cejudge_dspy.metrics._checkeval import checkeval_agreement, mean_human_score, per_group_correlation
+from cejudge_dspy.metrics._compare import compare_runs, load_run
+from cejudge_dspy.metrics._correlations import CORRELATIONS, kendall_tau, pearson, spearman
+from cejudge_dspy.metrics._dimensions import dimension_table
+from cejudge_dspy.metrics._measures import accuracy, concordance, position_consistency, strict_accuracy
+from cejudge_dspy.metrics._predictions import average, score_prediction_files, strict_average
+from cejudge_dspy.metrics._result import MetricResult
+from cejudge_dspy.metrics._scoring import language_key, prediction
+from cejudge_dspy.metrics._significance import bootstrap_ci, mcnemar, paired_bootstrap_diff
+from cejudge_dspy.metrics._summary import summarize
+
+__all__ = [
+    "CORRELATIONS",
+    "MetricResult",
+    "accuracy",
+    "average",
+    "bootstrap_ci",
+    "calibrate_run",
+    "checkeval_agreement",
+    "compare_runs",
+    "concordance",
+    "dimension_table",
+    "fleiss_kappa",
+    "fleiss_kappa_from_labels",
+    "kendall_tau",
+    "krippendorff_alpha",
+    "language_key",
+    "load_run",
+    "mcnemar",
+    "mean_human_score",
+    "paired_bootstrap_diff",
+    "pearson",
+    "per_group_correlation",
+    "position_consistency",
+    "prediction",
+    "score_prediction_files",
+    "spearman",
+    "strict_accuracy",
+    "strict_average",
+    "summarize",
+]
