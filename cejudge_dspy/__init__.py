@@ -11,6 +11,7 @@ _EXPORTS = {
     "PairwiseJudge": "judges.cejudge",
     "PointwiseJudge": "judges.cejudge",
     "build_program": "judges",
+    "JudgeOptions": "judges",
     "program_for_task": "judges",
     "JudgeResult": "judges.verdicts",
     "Item": "data",

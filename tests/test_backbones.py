@@ -23,6 +23,7 @@ import pytest
 from dspy import lm15
 from dspy.clients.cache import Cache
 
+from cejudge_dspy.backbones import _builders as builders
 from cejudge_dspy.backbones import _spec as backbones
 from cejudge_dspy.backbones import (
     cache_scope,
@@ -32,8 +33,11 @@ from cejudge_dspy.backbones import (
     make_lm,
 )
 from cejudge_dspy.backbones.llamacpp import (
+    DEFAULT_PARALLEL,
     DEFAULT_REPEAT_PENALTY,
+    DRAFT_JOBS,
     AsyncLlamaCppEngine,
+    BatchedLlamaEngine,
     LlamaCppEngine,
     resolve_gguf,
 )
@@ -78,7 +82,7 @@ def test_http_spec_passes_settings_and_placeholder_key() -> None:
         "openai/my-model", api_base="http://127.0.0.1:8000/v1", temperature=0.3, seed=7, max_tokens=99
     )
     assert lm.model == "openai/my-model"
-    assert lm.kwargs["api_key"] == backbones.PLACEHOLDER_API_KEY
+    assert lm.kwargs["api_key"] == builders.PLACEHOLDER_API_KEY
     assert lm.kwargs["seed"] == 7 and lm.kwargs["temperature"] == 0.3
     assert lm.kwargs["rollout_id"] == cache_scope("http://127.0.0.1:8000/v1/")  # trailing slash: same server
     assert "api_key" not in make_lm("hosted_vllm/m", api_base="http://127.0.0.1:8000/v1").kwargs
@@ -112,6 +116,106 @@ def test_missing_llama_cpp_is_a_backbone_error(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setattr(backbones, "_llama_cpp_installed", lambda: False)
     with pytest.raises(BackboneError, match=r"pip install 'cejudge-dspy\[embedded\]'"):
         make_lm(f"gguf:{fake_gguf(tmp_path / 'm.gguf')}")
+
+
+# --- one builder per backbone kind, each alone ---------------------------------------------------------
+
+COMMON = {"temperature": 0.2, "max_tokens": 50, "seed": 9, "cache": True}
+
+
+def test_the_http_builder_scopes_the_cache_per_server_and_fills_a_placeholder_key() -> None:
+    api_base = "http://127.0.0.1:8000/v1"
+    lm = builders.build_http("openai/m", api_base=api_base, api_key=None, num_retries=5, common=COMMON)
+    assert lm.model == "openai/m" and lm.num_retries == 5 and lm.cache
+    assert lm.kwargs == {
+        "temperature": 0.2,
+        "max_tokens": 50,
+        "seed": 9,
+        "api_base": api_base,
+        "api_key": builders.PLACEHOLDER_API_KEY,
+        "rollout_id": cache_scope(api_base),
+    }
+    # A given key wins; no server, no scope; no cache, no scope either.
+    mine = builders.build_http("openai/m", api_base=None, api_key="sk-mine", num_retries=0, common=COMMON)
+    assert mine.kwargs["api_key"] == "sk-mine" and not {"api_base", "rollout_id"} & set(mine.kwargs)
+    uncached = {**COMMON, "cache": False}
+    vllm = builders.build_http(
+        "hosted_vllm/m", api_base=api_base, api_key=None, num_retries=3, common=uncached
+    )
+    assert not {"api_key", "rollout_id"} & set(vllm.kwargs) and not vllm.cache
+    with pytest.raises(BackboneError, match="expected 'embedded', 'gguf:PATH' or 'provider/model'; valid"):
+        builders.build_http("qwen2.5", api_base=None, api_key=None, num_retries=3, common=COMMON)
+
+
+def test_the_gguf_builder_picks_the_engine_and_names_the_decoding(tmp_path: Path) -> None:
+    path = fake_gguf(tmp_path / "model.gguf")
+    serial = builders.build_gguf(
+        path, builders.LocalOptions(n_ctx=2048, repeat_penalty=1.0, parallel=1, prompt_states=False), COMMON
+    )
+    assert type(serial.engine) is LlamaCppEngine and serial.engine.model_path == path
+    assert serial.model == gguf_model_name(path) and serial.num_retries == 0 and serial.kwargs["seed"] == 9
+    assert serial.engine.n_ctx == 2048 and serial.engine.prompt_state_dir is None
+    assert isinstance(serial._async_engine_spec, AsyncLlamaCppEngine)
+    assert serial._async_engine_spec.sync is serial.engine
+    batched = builders.build_gguf(str(path), builders.LocalOptions(constrained=True), COMMON)
+    assert type(batched.engine) is BatchedLlamaEngine and batched.engine.parallel == DEFAULT_PARALLEL
+    assert batched.engine.draft and batched.engine.draft_jobs == DRAFT_JOBS and batched.engine.constrained
+    assert batched.model == gguf_model_name(path) + "-grammar-rp1.1-batched"
+    (tmp_path / "bad.gguf").write_bytes(b"<html>not a model</html>")
+    with pytest.raises(BackboneError, match=r"bad.gguf' \(path\) is not a GGUF file"):
+        builders.build_gguf(tmp_path / "bad.gguf", builders.LocalOptions(), COMMON)
+
+
+def test_the_embedded_builder_runs_the_resolved_model_and_reports_its_status(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = fake_gguf(tmp_path / "packaged.gguf")
+    hooks: list[Any] = []
+
+    def resolved(*, on_status: Any = None) -> Path:
+        hooks.append(on_status)
+        return path
+
+    monkeypatch.setattr(builders, "resolve_gguf", resolved)
+    statuses: list[str] = []
+    lm = builders.build_embedded(builders.LocalOptions(on_status=statuses.append, parallel=2), COMMON)
+    assert hooks == [statuses.append] and lm.engine.model_path == path
+    assert type(lm.engine) is BatchedLlamaEngine and lm.engine.parallel == 2
+    assert lm.model == gguf_model_name(path) + "-rp1.1-batched" and lm.kwargs["max_tokens"] == 50
+
+
+def test_the_simulated_builder_parses_its_latency_and_refuses_a_server() -> None:
+    from cejudge_dspy.backbones._simulated import MODEL, SimulatedEngine
+
+    lm = builders.build_simulated("simulated:5", api_base=None, common=COMMON)
+    assert lm.model == MODEL and isinstance(lm.engine, SimulatedEngine) and lm.num_retries == 0
+    assert (lm.engine.base_latency, lm.engine.per_output_token, lm.kwargs["temperature"]) == (0.005, 0.0, 0.2)
+    with pytest.raises(
+        BackboneError, match="--api-base applies to HTTP backbones only, not to 'simulated:5'"
+    ):
+        builders.build_simulated("simulated:5", api_base="http://127.0.0.1:9/v1", common=COMMON)
+
+
+def test_make_lm_hands_each_kind_to_its_builder_with_every_option(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
+    for kind in ("embedded", "gguf", "http", "simulated"):
+        monkeypatch.setattr(
+            backbones, f"build_{kind}", lambda *a, kind=kind, **kw: calls.append((kind, a, kw)) or kind
+        )
+    monkeypatch.setattr(backbones, "_llama_cpp_installed", lambda: True)
+    common = {"temperature": 0.0, "max_tokens": 1024, "seed": 42, "cache": True}
+    hook = print
+    assert make_lm(" gguf: /m.gguf ", n_ctx=2048, on_status=hook, parallel=1, draft=False) == "gguf"
+    local = builders.LocalOptions(on_status=hook, n_ctx=2048, parallel=1, draft=False)
+    assert calls.pop() == ("gguf", ("/m.gguf", local, common), {})
+    assert make_lm("embedded", constrained=True, prompt_states=False, draft_jobs=3) == "embedded"
+    local = builders.LocalOptions(constrained=True, prompt_states=False, draft_jobs=3)
+    assert calls.pop() == ("embedded", (local, common), {})
+    assert make_lm("hosted_vllm/m", api_key="k", num_retries=1, cache=False) == "http"
+    http = {"api_base": None, "api_key": "k", "num_retries": 1, "common": {**common, "cache": False}}
+    assert calls.pop() == ("http", ("hosted_vllm/m",), http)
+    assert make_lm("simulated", seed=1) == "simulated"
+    assert calls.pop() == ("simulated", ("simulated",), {"api_base": None, "common": {**common, "seed": 1}})
 
 
 # --- GGUF resolution ----------------------------------------------------------------------------------

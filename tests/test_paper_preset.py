@@ -13,13 +13,12 @@ import pytest
 import requests
 from fakes import fake_lm
 
-from cejudge_dspy.tasks import _catalog
 from cejudge_dspy.cli import main
 from cejudge_dspy.cli._app import build_parser
-from cejudge_dspy.cli._presets import given_flags
+from cejudge_dspy.cli._program_args import given_dests, option_dests
 from cejudge_dspy.errors import TaskError
 from cejudge_dspy.judges.cejudge import Concepts, LinguisticConcepts, PointwiseJudge
-from cejudge_dspy.tasks import load_task, preset_task
+from cejudge_dspy.tasks import _catalog, load_task, preset_task
 from cejudge_dspy.tasks._parsing import parse_task
 from cejudge_dspy.translate._google import GoogleTranslator
 
@@ -130,6 +129,10 @@ def test_the_literary_paper_program_asks_for_linguistic_concepts_and_shows_every
 
 
 # --- the preset on the command line -------------------------------------------------------------------
+
+
+def given_flags(parser: Any, argv: list[str]) -> set[str]:
+    return given_dests(parser, argv, option_dests())
 
 
 def test_given_flags_sees_every_spelling() -> None:

@@ -3,7 +3,10 @@ worker dies, and leaves a run that resumes with or without Ray after Ctrl-C on t
 
 Every Ray process binds and talks to 127.0.0.1 only, without a dashboard or usage statistics, and is
 stopped by the test that started it. The fast tests share one in-process Ray instance (2 CPUs); one test
-starts a head and a second worker node as separate processes. All use the simulated backbone.
+starts a head and a second worker node as separate processes. Most use the simulated backbone; the two
+that stop a run mid-way (a killed worker, Ctrl-C) judge against gated_server.py's fake OpenAI-compatible
+server on 127.0.0.1, whose gate the test closes: "mid-way" is a state the test holds the run in, not a
+moment it hopes to catch before fast items end the run.
 Without Ray installed these tests skip, except in CI (CI=true), which installs it.
 """
 
@@ -20,6 +23,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +40,8 @@ else:
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[ray]')")
 
 from bad_inputs import ROW  # noqa: E402
+from gated_server import MODEL as GATED  # noqa: E402
+from gated_server import GatedServer  # noqa: E402
 
 from cejudge_dspy.cli import main  # noqa: E402
 from cejudge_dspy.data import Item  # noqa: E402
@@ -71,6 +77,14 @@ def local_ray() -> Any:
         yield ray
     finally:
         ray.shutdown()
+
+
+@pytest.fixture
+def gated() -> Iterator[GatedServer]:
+    """A gated fake OpenAI-compatible server on 127.0.0.1 (`--lm GATED --api-base gated.api_base`);
+    stopped after the test, which releases any request still held at its gate."""
+    with GatedServer() as server:
+        yield server
 
 
 def data(d: Path, n: int = 24, per_instruction: int = 3) -> Path:
@@ -166,7 +180,9 @@ def test_a_ray_run_equals_a_local_run_item_for_item_and_resumes_a_local_one(
     assert records(half) == local
 
 
-def test_killing_a_worker_mid_run_loses_and_duplicates_nothing(local_ray: Any, tmp_path: Path) -> None:
+def test_killing_a_worker_mid_run_loses_and_duplicates_nothing(
+    local_ray: Any, tmp_path: Path, gated: GatedServer
+) -> None:
     items = [
         Item(
             id=str(i),
@@ -181,24 +197,38 @@ def test_killing_a_worker_mid_run_loses_and_duplicates_nothing(local_ray: Any, t
     ]
     recipe = RunRecipe(
         task="chat", task_version=1, method="cejudge", program="base", program_label="base",
-        lm="simulated:20", lm_options={"cache": False}, concurrency=2,
+        lm=GATED, lm_options={"cache": False, "api_base": gated.api_base}, concurrency=2,
     )  # fmt: skip
     results = tmp_path / "results.jsonl"
     results.touch()
     progress = RayProgress()
+    # Once 2 records are written no request is answered: the run holds still mid-way (at most the 4
+    # groups in flight then can still end, and each slot takes one more group: 15 groups, 30 items).
+    # With groups queued, each of w1's slots has a group in flight whenever this test's code runs.
+    gated.hold_when = lambda: count_lines(results) >= 2
 
     async def run() -> list[Any]:
         task = asyncio.ensure_future(
             judge_on_ray(items, recipe, results, options=RayOptions(actors=2), progress=progress)
         )
-        while progress.workers.get("w1") is None or progress.workers["w1"].done < 3:
-            assert not task.done(), task.exception() if task.done() else ""
-            await asyncio.sleep(0.02)
+
+        async def until(condition: Any, what: str) -> None:
+            deadline = time.monotonic() + 120
+            while not condition():
+                assert not task.done(), task.exception() if task.done() else what
+                assert time.monotonic() < deadline, f"gave up waiting for {what}"
+                await asyncio.sleep(0.02)
+
+        await until(lambda: gated.held > 0, "a request held at the closed gate")
+        assert 2 <= count_lines(results) < 30
         os.kill(progress.workers["w1"].pid, signal.SIGKILL)  # the worker process, not the driver
+        await until(lambda: progress.workers["w1"].lost == 1, "the driver to count w1's death")
+        gated.open()
         return await asyncio.wait_for(task, timeout=120)
 
     written = asyncio.run(run())
     assert progress.workers["w1"].lost == 1
+    assert progress.requeued > 0  # w1 died with items of its groups unwritten
     assert sorted(r.id for r in written) == sorted(i.id for i in items)
     on_disk = read_records(results)
     assert len(on_disk) == 30 and len({r.id for r in on_disk}) == 30
@@ -216,15 +246,23 @@ def test_a_worker_resolving_another_program_refuses_to_judge(local_ray: Any, tmp
     assert not (tmp_path / "results.jsonl").exists()
 
 
-def test_ctrl_c_on_the_driver_leaves_a_run_that_resumes_without_ray(tmp_path: Path) -> None:
-    """The driver starts its own local Ray (as a user would), is interrupted, and stops that Ray."""
+def test_ctrl_c_on_the_driver_leaves_a_run_that_resumes_without_ray(
+    tmp_path: Path, gated: GatedServer
+) -> None:
+    """The driver starts its own local Ray (as a user would), is interrupted while its workers wait on
+    the backbone, and stops that Ray. The gate closes once 4 records are written: no item can end
+    after that except one whose last call was already answered (2 workers, one group of 3 each in
+    flight), so the run is certainly cut short however fast the items are."""
     d, out = data(tmp_path, 40), tmp_path / "run"
-    cmd = argv(d, out, "--ray", "--ray-actors", "2", lm="simulated:30")
+    backbone = ("--api-base", gated.api_base)  # the same --lm and --api-base: the same run identity
+    gated.hold_when = lambda: count_lines(out / "results.jsonl") >= 4
+    cmd = argv(d, out, *backbone, "--ray", "--ray-actors", "2", lm=GATED)
     proc = subprocess.Popen(
         CLI + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
     )
     try:
-        wait_for(lambda: count_lines(out / "results.jsonl") >= 4, "some records", limit=120)
+        wait_for(lambda: gated.held > 0 or proc.poll() is not None, "a request held at the gate", limit=120)
+        assert proc.poll() is None, proc.communicate()[1][-2000:]
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
     finally:
@@ -234,7 +272,8 @@ def test_ctrl_c_on_the_driver_leaves_a_run_that_resumes_without_ray(tmp_path: Pa
     assert "rerun to resume" in err
     done = records(out)
     assert 4 <= len(done) < 40
-    assert main(argv(d, out, lm="simulated:30")) == 0  # resumed without Ray
+    gated.open()
+    assert main(argv(d, out, *backbone, lm=GATED)) == 0  # resumed without Ray
     assert len(records(out)) == 40
 
 

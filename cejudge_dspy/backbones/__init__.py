@@ -1,13 +1,11 @@
 """Backbones: one `--lm` string becomes a `dspy.LM` (embedded llama.cpp, a GGUF file, an HTTP server, or the
 latency-simulating fake), made current with `use_backbone`. Programs never hold an LM."""
 
+from cejudge_dspy.backbones._builders import EXAMPLES, cache_scope, gguf_model_name
 from cejudge_dspy.backbones._errors import explain_backbone_error
 from cejudge_dspy.backbones._simulated import SimulatedEngine, simulated_backbone
 from cejudge_dspy.backbones._spec import (
-    EXAMPLES,
-    cache_scope,
     check_backbone,
-    gguf_model_name,
     is_local,
     make_lm,
     preferred_adapter,

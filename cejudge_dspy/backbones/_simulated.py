@@ -9,7 +9,7 @@ follow the inputs (a translation is as long as its source) so token counts are r
 
 Spec (`--lm`): `simulated` (defaults), `simulated:MS` (a flat MS per call, tokens cost nothing), or
 `simulated:base=MS,prompt=MS,output=MS,slots=N` (per call, per prompt token, per output token).
-The answers themselves are written by simulated_answers.py.
+The answers themselves are written by _simulated_answers.py.
 """
 
 from __future__ import annotations
@@ -54,7 +54,8 @@ class CallLog:
     output_tokens: int
     latency: float
     source_language: str | None = None  # translate calls only: English ones are avoidable work
-    which: str | None = None  # what the call works on, as the judge labels it (`usage.working_on`)
+    # What the call works on, as the judge labels it (`working_on` in usage/_progress.py).
+    which: str | None = None
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """`cejudge`: the entry point and the `judge` and `tasks` commands; the other command groups live in
-evaluate.py, calibrate.py, checkeval.py, optimize.py and view/, and what they share in common.py (see
-there for exit codes).
+_evaluate.py, _calibrate.py, _checkeval.py, _optimize.py and _view.py, and what they share in _common.py
+(see there for exit codes).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from cejudge_dspy.cli._common import (
     program_label,
     run_command,
 )
-from cejudge_dspy.cli._presets import add_preset_arg, apply_preset, describe_preset, given_flags
-from cejudge_dspy.cli._program_args import add_program_args
+from cejudge_dspy.cli._presets import add_preset_arg, apply_preset, describe_preset
+from cejudge_dspy.cli._program_args import add_program_args, apply_config, given_dests, option_dests
 from cejudge_dspy.errors import InputError
 
 
@@ -52,8 +52,8 @@ def _judge_parser(sub: Any) -> None:
 
 def _run_judge(args: argparse.Namespace) -> int:
     from cejudge_dspy.cli._judge_input import items_from_args
+    from cejudge_dspy.cli._program_args import judge_options
     from cejudge_dspy.cli._progress import JudgeDisplay, live
-    from cejudge_dspy.cli._run_setup import check_program_options
     from cejudge_dspy.cli.display import console, verdict_panel
     from cejudge_dspy.tasks import load_task
     from cejudge_dspy.usage import clock, on_progress
@@ -63,7 +63,7 @@ def _run_judge(args: argparse.Namespace) -> int:
     out, err = console(), console(stderr=True)
     if args.preset:
         err.print(describe_preset(args, spec.name), soft_wrap=True)
-    check_program_options(args, spec)
+    judge_options(args).check(spec)
     items = items_from_args(args, spec)
     announce_program(
         err, program_label(args, spec.name), spec.name if args.method == "cejudge" else None, args.program
@@ -140,10 +140,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         # DSPy and GEPA draw their own tqdm bars under ours; tqdm reads this once, at import.
         os.environ.setdefault("TQDM_DISABLE", "1")
     args = build_parser().parse_args(args_list)
-    if getattr(args, "preset", None):
-        # Which flags the user gave, so that they win over the preset (cli/presets.py).
-        args.given_flags = given_flags(args.preset_parser, args_list[1:])
-    return run_command(args.handler, args)
+
+    def handler(args: argparse.Namespace) -> int:
+        if getattr(args, "preset", None) or getattr(args, "config", None):
+            # Which flags the user gave, so that they win over a config file and a preset (_presets.py).
+            args.given_flags = given_dests(args.preset_parser, args_list[1:], option_dests())
+            if args.config:
+                args.given_flags |= apply_config(args, args.given_flags)
+        return args.handler(args)
+
+    return run_command(handler, args)
 
 
 if __name__ == "__main__":  # pragma: no cover

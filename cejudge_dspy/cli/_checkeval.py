@@ -1,4 +1,4 @@
-"""CLI commands for CheckEval: `cejudge checklist` (in checklist.py) and `cejudge agreement`."""
+"""CLI commands for CheckEval: `cejudge checklist` (in _checklist.py) and `cejudge agreement`."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ import dspy
 
 from cejudge_dspy.backbones import explain_backbone_error, use_backbone
 from cejudge_dspy.backbones.llamacpp import DEFAULT_PARALLEL, DEFAULT_REPEAT_PENALTY
-from cejudge_dspy.cli._program_args import program_options
+from cejudge_dspy.cli._program_args import judge_options
 from cejudge_dspy.errors import CEJudgeError, InputError
 from cejudge_dspy.judges import auto_choice, run_program, run_program_identity
 
@@ -53,8 +53,8 @@ def add_backbone_args(p: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         help=f"local GGUF models: calls decoded together (default {DEFAULT_PARALLEL}: the batched engine, "
-        "1.65x faster per pairwise judgment on 2 cores than 1, the serial engine, which decodes one call at "
-        "a time; README 'Speed and cost')",
+        "faster per judgment on 2 cores than 1, the serial engine, which decodes one call at a time; "
+        "docs/measurements/speed-and-cost.md)",
     )
 
 
@@ -108,7 +108,7 @@ def announce_program(err: Any, label: str, task: str | None = None, program: str
 
 
 def build(args: argparse.Namespace, task: str) -> dspy.Module:
-    return run_program(task, args.method, args.program, **program_options(args))
+    return run_program(task, options=judge_options(args))
 
 
 def parse_fields(pairs: Sequence[str] | None, flag: str = "--field") -> dict[str, str]:

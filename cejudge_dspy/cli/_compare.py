@@ -1,6 +1,7 @@
-"""CLI commands over runs already written: score-predictions, compare, merge.
+"""CLI commands over runs already written: score-predictions, compare (two runs, or the markdown tables
+of `--ablations` and `--rules`), merge.
 
-They read results and print tables; nothing here judges. Registered by evaluate.py's `add_parsers`,
+They read results and print tables; nothing here judges. Registered by _evaluate.py's `add_parsers`,
 beside `evaluate`, in the order `cejudge --help` has always listed them.
 """
 
@@ -10,14 +11,38 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from cejudge_dspy.errors import InputError
+
 
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("score-predictions", help="per-language accuracy / Kendall tau of `pred, gold` files")
     p.add_argument("files", nargs="+")
     p.set_defaults(handler=run_score_predictions)
 
-    p = sub.add_parser("compare", help="compare two runs on the same items")
-    p.add_argument("runs", nargs=2)
+    p = sub.add_parser(
+        "compare",
+        help="compare two runs on the same items, or print markdown tables of finished runs",
+        description="Without a mode flag: two runs on the same items (RUN_A RUN_B). "
+        "--ablations BASE RUN...: a markdown table of each run against the base. "
+        "--rules RUN...: a markdown table per run, argmax against probability. "
+        "The markdown goes to stdout, to paste into papers and docs.",
+    )
+    p.add_argument(
+        "runs", nargs="+", metavar="RUN", help="run directories written by `cejudge evaluate --out`"
+    )
+    # One mode at a time: the positional runs mean something different in each (two runs, a base and its
+    # ablations, or runs each read alone), so argparse refuses two modes before anything is read.
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--ablations",
+        action="store_true",
+        help="markdown table: every later RUN against the first (the method as designed), paired",
+    )
+    mode.add_argument(
+        "--rules",
+        action="store_true",
+        help="markdown table per RUN: argmax against probability, from its summary.json",
+    )
     for which in ("a", "b"):
         p.add_argument(
             f"--rule-{which}",
@@ -26,6 +51,13 @@ def add_parsers(sub: Any) -> None:
             help=f"read run {which.upper()}'s records under this decision rule (default: as recorded); "
             "the same run twice with --rule-a argmax --rule-b probability compares the rules",
         )
+    p.add_argument(
+        "--bootstrap",
+        type=int,
+        metavar="N",
+        default=1000,
+        help="resamples for the paired bootstrap of pointwise runs (two runs, --ablations; default 1000)",
+    )
     p.set_defaults(handler=run_compare)
 
     p = sub.add_parser("merge", help="merge the results of sharded runs into one run directory")
@@ -75,11 +107,31 @@ def run_score_predictions(args: argparse.Namespace) -> int:
 
 def run_compare(args: argparse.Namespace) -> int:
     from cejudge_dspy.cli.display import compare_table, console
-    from cejudge_dspy.metrics import compare_runs
+    from cejudge_dspy.metrics import ablation_table, compare_runs, rules_table
 
+    runs = [Path(r) for r in args.runs]
+    if (args.ablations or args.rules) and (args.rule_a or args.rule_b):
+        raise InputError(
+            "--rule-a/--rule-b read two runs under a decision rule; --ablations reads each run as recorded "
+            "and --rules shows both rules already"
+        )
+    if args.ablations:
+        # Plain print, not rich: markdown must reach the file or terminal unwrapped and unstyled.
+        print(ablation_table(runs[0], runs[1:], n_resamples=args.bootstrap))
+        return 0
+    if args.rules:
+        tables = [rules_table(run) for run in runs]  # all read before any is printed: no half output
+        for table in tables:
+            print(table + "\n")
+        return 0
+    if len(runs) != 2:
+        raise InputError(
+            f"compare takes two runs (got {len(runs)}); `--ablations BASE RUN...` sets several against a "
+            "base, `--rules RUN...` tabulates each alone"
+        )
     console().print(
         compare_table(
-            compare_runs(Path(args.runs[0]), Path(args.runs[1]), rule_a=args.rule_a, rule_b=args.rule_b)
+            compare_runs(runs[0], runs[1], n_resamples=args.bootstrap, rule_a=args.rule_a, rule_b=args.rule_b)
         )
     )
     return 0

@@ -1,9 +1,10 @@
 """CLI commands over datasets and runs: evaluate, score-predictions, compare, merge.
 
-`evaluate` writes as it goes (see runner.py), so Ctrl-C or a crash loses at most the items in flight.
+`evaluate` writes as it goes (see `evaluate.judge_items`), so Ctrl-C or a crash loses at most the items in
+flight.
 This module checks the options and inputs, picks the shard and opens the run directory; the judging and
-the tables are evaluate_run.py's, and the commands over runs already written (score-predictions, compare,
-merge) are compare.py's, registered and re-exported here.
+the tables are _evaluate_run.py's, and the commands over runs already written (score-predictions, compare,
+merge) are _compare.py's, registered here.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`cejudge evaluate --ray [ADDRESS]`: the flags, and the judging step of `evaluate` on a Ray cluster.
 
 Everything before judging (checks, run identity, lock, resume) and after it (summary, table, exit code)
-is `evaluate`'s own; only the items' judging moves to Ray workers (evaluation/distributed.py). `--ray` is
+is `evaluate`'s own; only the items' judging moves to Ray workers (`evaluate.judge_on_ray`). `--ray` is
 not part of the run's identity: its records equal a local run's up to timing, so a run started with Ray
 resumes without it and the other way round.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from cejudge_dspy.cli._common import backbone_options
-from cejudge_dspy.cli._program_args import program_options
+from cejudge_dspy.cli._program_args import judge_options
 from cejudge_dspy.data import Item
 from cejudge_dspy.errors import InputError
 
@@ -67,7 +67,7 @@ def judge_with_ray(
         prompts=config.get("prompts"),
         lm=args.lm,
         lm_options=backbone_options(args),
-        options=program_options(args),
+        options=judge_options(args).program_kwargs(),
         concurrency=args.concurrency,
     )
     options = RayOptions(address=args.ray, actors=args.ray_actors, cpus_per_actor=args.ray_cpus_per_actor)

@@ -1,7 +1,7 @@
 """`evaluate` after its checks: the pending items judged (in this process with a live display, or on
 Ray), then the run summarized, summary.json written and the tables printed.
 
-evaluate.py checks every option and input and opens the run directory under its lock before it calls
+_evaluate.py checks every option and input and opens the run directory under its lock before it calls
 `judge_and_summarize`, so nothing here can still be refused by a typo. `ItemProgram` routes each item's
 stage progress to the live display.
 """

@@ -3,7 +3,7 @@
 The plan (split sizes, optimizer, estimated LM calls) is printed before anything runs; an interactive
 terminal is asked to confirm unless --yes, a non-interactive run proceeds. The judge backbone is built
 by the same `backbone()` as `judge` and `evaluate` (same flags, same adapter), so instructions are tuned
-under the adapter they will be judged with. Errors follow common.py's convention; Ctrl-C during
+under the adapter they will be judged with. Errors follow _common.py's convention; Ctrl-C during
 optimization saves what `optimize` hands back and says which program that is.
 """
 
@@ -25,8 +25,17 @@ from cejudge_dspy.cli._common import add_backbone_args, backbone, parse_fields
 from cejudge_dspy.cli.display import console as make_console
 from cejudge_dspy.data import load_items
 from cejudge_dspy.judges import default_path, save_program
-from cejudge_dspy.tasks import load_task
-from cejudge_dspy.tuning import OPTIMIZERS, estimate_calls, optimize, parse_budget, split_items
+from cejudge_dspy.tasks import TaskSpec, load_task
+from cejudge_dspy.tuning import (
+    OPTIMIZERS,
+    Budget,
+    CallEstimate,
+    OptimizeReport,
+    estimate_calls,
+    optimize,
+    parse_budget,
+    split_items,
+)
 
 PHASES = {
     "anchors": "anchors: train split, starting program",
@@ -110,17 +119,53 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     estimate = estimate_calls(spec, train, dev, optimizer=args.optimizer, budget=budget, demos=args.demos)
     out = Path(args.out) if args.out else default_path(spec)
     log_dir = out.parent / f"{out.stem}.gepa" if args.optimizer == "gepa" else None
+    _print_plan(console, spec, args.optimizer, budget, estimate, train, dev, dropped, log_dir)
+    if not args.yes and sys.stdin.isatty() and not Confirm.ask("Start?", console=console, default=True):
+        console.print("cancelled; nothing ran")
+        return 1
+    report, lm, reflection_lm = _optimize_with_progress(args, console, spec, budget, train, dev, log_dir)
+    manifest = report.manifest(
+        task_lm=lm.model, reflection_lm=reflection_lm.model, data=args.data or spec.dataset.hub_id or None
+    )
+    manifest.update(fields=fields, subsets=args.subset or [], dropped=dropped, estimate=estimate.__dict__)
+    # The item ids of each split, so "measured on items not used for tuning" can be checked and redone.
+    manifest["split_ids"] = {"train": [ex.id for ex in train], "dev": [ex.id for ex in dev]}
+    _print_scores(console, report)
+    return _save_if_gained(args, console, report, out, manifest)
+
+
+def _print_plan(
+    console: Console,
+    spec: TaskSpec,
+    optimizer: str,
+    budget: Budget,
+    estimate: CallEstimate,
+    train: list[Any],
+    dev: list[Any],
+    dropped: dict[str, int],
+    log_dir: Path | None,
+) -> None:
+    """What is about to run: the task, the split sizes, the optimizer and its estimated LM calls."""
     skipped = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in dropped.items() if n)
     console.print(
         f"task {spec.name} (v{spec.version}, {spec.mode}): {len(train)} train + {len(dev)} dev items"
         + (f" (skipped {skipped})" if skipped else "")
     )
-    console.print(f"{args.optimizer} budget {budget}: estimated {estimate.describe()}")
+    console.print(f"{optimizer} budget {budget}: estimated {estimate.describe()}")
     if log_dir is not None and (log_dir / "gepa_state.bin").exists():
         console.print(f"{log_dir} holds a GEPA checkpoint: this run continues it")
-    if not args.yes and sys.stdin.isatty() and not Confirm.ask("Start?", console=console, default=True):
-        console.print("cancelled; nothing ran")
-        return 1
+
+
+def _optimize_with_progress(
+    args: argparse.Namespace,
+    console: Console,
+    spec: TaskSpec,
+    budget: Budget,
+    train: list[Any],
+    dev: list[Any],
+    log_dir: Path | None,
+) -> tuple[OptimizeReport, Any, Any]:
+    """Run `optimize` on the judge backbone with a progress bar per phase; the report and both LMs."""
     with (
         backbone(args) as lm,
         Progress(
@@ -155,13 +200,13 @@ def _run(args: argparse.Namespace, console: Console) -> int:
             num_threads=args.threads,
             log_dir=log_dir,
         )
-    manifest = report.manifest(
-        task_lm=lm.model, reflection_lm=reflection_lm.model, data=args.data or spec.dataset.hub_id or None
-    )
-    manifest.update(fields=fields, subsets=args.subset or [], dropped=dropped, estimate=estimate.__dict__)
-    # The item ids of each split, so "measured on items not used for tuning" can be checked and redone.
-    manifest["split_ids"] = {"train": [ex.id for ex in train], "dev": [ex.id for ex in dev]}
-    _print_scores(console, report)
+    return report, lm, reflection_lm
+
+
+def _save_if_gained(
+    args: argparse.Namespace, console: Console, report: OptimizeReport, out: Path, manifest: dict[str, Any]
+) -> int:
+    """Save the tuned program only with a significant held-out gain (or --save-anyway), saying which."""
     gain = report.held_out
     if gain is not None:
         console.print(f"held-out {'gain' if gain['significant'] else 'comparison'}: {gain['reason']}")

@@ -13,7 +13,6 @@ differs from the paper's released code and why.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,7 +53,6 @@ PRESETS: dict[str, Preset] = {
         },
     ),
 }
-_UNSET = object()
 
 
 def _applicable(preset: Preset, spec: TaskSpec) -> dict[str, Any]:
@@ -81,21 +79,10 @@ def add_preset_arg(p: argparse.ArgumentParser) -> None:
     p.set_defaults(preset_parser=p)
 
 
-def given_flags(parser: argparse.ArgumentParser, argv: Sequence[str]) -> set[str]:
-    """The dests of `parser` (a command's parser) that `argv` (the command's own arguments) sets.
-
-    Parses again into a namespace whose preset-controlled dests hold a sentinel: argparse fills in a
-    default only for a dest the namespace lacks, so a dest that lost its sentinel was given, however it
-    was spelt (`--translator=llm`, an abbreviation)."""
-    dests = {dest for preset in PRESETS.values() for dest in [*preset.options, *preset.pointwise_options]}
-    namespace = argparse.Namespace(**dict.fromkeys(dests, _UNSET))
-    parser.parse_known_args(list(argv), namespace=namespace)
-    return {dest for dest in dests if getattr(namespace, dest) is not _UNSET}
-
-
 def apply_preset(args: argparse.Namespace, task: str) -> str:
     """Resolve `--preset` for `task`: set the preset's options the user did not give (`args.given_flags`,
-    filled by the entry point) and return the name of the declaration to judge with."""
+    filled by the entry point: flags on the command line or in a --config file) and return the name of
+    the declaration to judge with."""
     args.headline = None
     name = getattr(args, "preset", None)
     if not name:

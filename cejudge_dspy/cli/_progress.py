@@ -115,7 +115,7 @@ class RunDisplay:
         self._lock = threading.Lock()
 
     def show_workers(self, workers: dict[str, Any]) -> None:
-        """Show a line of per-worker counts (`evaluation.ray_progress.WorkerCounts`, updated in place)."""
+        """Show a line of per-worker counts (evaluate/_ray_progress.py's `WorkerCounts`, updated in place)."""
         self.workers = workers
 
     def workers_line(self) -> str:

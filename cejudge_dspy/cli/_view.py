@@ -2,7 +2,8 @@
 filters and every stage's output, comparison of several runs, CSV download), written to disk and
 printed; `--open` opens it, `--serve` serves it on 127.0.0.1 only, `--csv` writes the item table.
 
-page.py builds the page, charts.py draws its charts, assets/ holds its HTML, stylesheet and script.
+`cejudge_dspy.view` builds the page (view/_page.py) and draws its charts (view/_charts.py); view/assets/
+holds its HTML, stylesheet and script.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 datasets mapped onto item fields by the task's declaration."""
 
 from cejudge_dspy.data._items import Item, require_text
-from cejudge_dspy.data._languages import is_english, language_name, normalize_language
+from cejudge_dspy.data._languages import LANGUAGES, is_english, language_name, normalize_language
 from cejudge_dspy.data._loader import load_items, task_summary
 from cejudge_dspy.data._mapping import field_mapping
 from cejudge_dspy.data._rows import parse_label
@@ -11,6 +11,7 @@ from cejudge_dspy.data._sources import FORMATS, fingerprint
 
 __all__ = [
     "FORMATS",
+    "LANGUAGES",
     "Item",
     "field_mapping",
     "fingerprint",

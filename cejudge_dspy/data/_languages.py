@@ -102,7 +102,7 @@ def _bad(value: str, item: str | None, field: str) -> InputError:
     hint = "; did you mean " + " or ".join(f"'{c}' ({LANGUAGES[c]})" for c in seen) + "?" if seen else "."
     return InputError(
         f"unknown language {value!r}{hint} Use an ISO 639-1 code (e.g. 'de', 'zh-CN') or an English name "
-        "(e.g. 'German'); the full list is LANGUAGES in cejudge_dspy/languages.py",
+        "(e.g. 'German'); the full list is cejudge_dspy.data.LANGUAGES",
         item=item,
         field=field,
     )
@@ -206,7 +206,7 @@ def split_pair(value: str, *, item: str | None = None, field: str = "language_pa
         raise InputError(f"ambiguous language pair {value!r}: {options}", item=item, field=field)
     raise InputError(
         f"cannot read {value!r} as a language pair; write it as source-target with known languages, "
-        "e.g. 'de-en', 'en_zh', 'zh-CN-en' (see LANGUAGES in cejudge_dspy/languages.py)",
+        "e.g. 'de-en', 'en_zh', 'zh-CN-en' (see cejudge_dspy.data.LANGUAGES)",
         item=item,
         field=field,
     )

@@ -45,8 +45,8 @@ from cejudge_dspy.data._sources import FORMATS, _sources
 from cejudge_dspy.errors import InputError
 from cejudge_dspy.tasks import TaskSpec
 
-# The pieces live in sources.py (reading), mapping.py (columns -> fields), rows.py (rows -> items) and
-# sampling.py; the package's __init__ is what other packages import.
+# The pieces live in _sources.py (reading), _mapping.py (columns -> fields), _rows.py (rows -> items) and
+# _sampling.py; the package's __init__ is what other packages import.
 
 
 def load_items(

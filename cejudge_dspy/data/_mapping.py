@@ -1,5 +1,5 @@
 """Which columns fill which item fields: the declared mapping, command-line overrides, and how they fit
-a source's columns. The conventions are listed in data.py's docstring."""
+a source's columns. The conventions are listed in _loader.py's docstring."""
 
 from __future__ import annotations
 

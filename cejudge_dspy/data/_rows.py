@@ -1,6 +1,6 @@
 """Mapped rows into items: labels parsed, languages read, filters applied, row problems collected.
 
-The conventions (labels, languages, filters, how problems are reported) are listed in data.py's docstring.
+The conventions (labels, languages, filters, how problems are reported) are listed in _loader.py's docstring.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Where a task's rows come from: its Hugging Face dataset, or local files read with `datasets`.
 
-The file conventions (formats, CSV delimiter, directories) are listed in data.py's docstring.
+The file conventions (formats, CSV delimiter, directories) are listed in _loader.py's docstring.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Reaching Ray for `cejudge evaluate --ray`: importing it, connecting to (or starting) a cluster, the
 environment the workers get, and the one-line errors when Ray is missing or unreachable.
 
-Kept apart from the driver (distributed.py), which only schedules and writes: everything here is about
+Kept apart from the driver (_distributed.py), which only schedules and writes: everything here is about
 where the run's actors live, not what they do. Ray is optional, so it is imported inside functions only.
 """
 

@@ -1,7 +1,7 @@
 """`cejudge evaluate --ray`: a run's items judged by a pool of Ray actors, written by the driver alone.
 
 The driver groups the pending items by instruction (`group_key`: items that share one share its concepts
-and translation, so a group stays on one worker), starts `actors` workers (worker.py: each builds the run's
+and translation, so a group stays on one worker), starts `actors` workers (_worker.py: each builds the run's
 program and backbone once and checks the program identity), and keeps each worker fed with up to
 `concurrency` groups. A worker yields each record as it finishes (a Ray streaming generator); the driver
 appends it to results.jsonl with the runner's own atomic write, under the run directory's lock, so resume,
@@ -15,8 +15,8 @@ wrote. Ctrl-C stops the driver between writes; what is written is a valid run th
 without Ray. Retrying per item, not with Ray's task retries, keeps finished items from being judged twice.
 
 Ray is optional (`pip install 'cejudge-dspy[ray]'`) and imported only inside functions, here and in
-cluster.py (connecting to a cluster); grouping is in groups.py, the progress records in ray_progress.py.
-Their public names stay importable from here.
+_cluster.py (connecting to a cluster); grouping is in _groups.py, the progress records in _ray_progress.py.
+The package's face, `cejudge_dspy.evaluate`, exports their public names.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import asyncio
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -122,86 +122,140 @@ async def _drive(
     progress: RayProgress,
     on_record: Callable[[Record, str], None] | None,
 ) -> list[Record]:
-    from ray.exceptions import RayActorError, RayTaskError
+    """Keep every worker fed with up to `recipe.concurrency` groups until none is left; the records
+    written. Raises the first fatal error, or RayUnavailableError when items are left and no worker."""
+    dispatch = _Dispatch(queue, recipe, results_path, options.max_attempts, progress, on_record)
+    # Slots interleaved across workers, so the first groups go to different workers, not all to one.
+    feeders = [
+        dispatch.feed(name, actor) for _ in range(recipe.concurrency) for name, actor in actors.items()
+    ]
+    await asyncio.gather(*feeders)
+    return dispatch.outcome()
 
-    written: dict[str, Record] = {}
-    attempts: Counter[str] = Counter()
-    fatal: list[BaseException] = []
-    in_flight = 0
-    changed = asyncio.Event()
 
-    def write(record: Record, worker: str) -> None:
-        if record.id in written:  # a record the driver already has (never expected; never written twice)
+@dataclass
+class _Dispatch:
+    """What the feeders of a run share: the queue of groups, the records written (each once), every
+    item's worker deaths, the first fatal error, and the groups in flight (`changed` when one ends)."""
+
+    queue: deque[list[Item]]
+    recipe: RunRecipe
+    results_path: Path
+    max_attempts: int
+    progress: RayProgress
+    on_record: Callable[[Record, str], None] | None
+    written: dict[str, Record] = field(default_factory=dict)
+    attempts: Counter[str] = field(default_factory=Counter)
+    fatal: list[BaseException] = field(default_factory=list)
+    in_flight: int = 0
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    # Writing: the driver is the only writer, and writes an id once.
+
+    def write(self, record: Record, worker: str) -> None:
+        if record.id in self.written:  # a record the driver already has (never expected; never written twice)
             return
-        write_record(results_path, record, recipe.secrets)
-        written[record.id] = record
-        if on_record is not None:
-            on_record(record, worker)
+        write_record(self.results_path, record, self.recipe.secrets)
+        self.written[record.id] = record
+        if self.on_record is not None:
+            self.on_record(record, worker)
 
-    def requeue(group: list[Item], worker: str, exc: BaseException) -> None:
-        rest = [i for i in group if i.id not in written]
+    def unwritten(self, group: list[Item]) -> list[Item]:
+        return [i for i in group if i.id not in self.written]
+
+    # Retrying: an item goes back to the queue until its workers died `max_attempts` times.
+
+    def requeue(self, group: list[Item], worker: str, exc: BaseException) -> None:
         retry = []
-        for item in rest:
-            attempts[item.id] += 1
-            if attempts[item.id] < options.max_attempts:
+        for item in self.unwritten(group):
+            self.attempts[item.id] += 1
+            if self.attempts[item.id] < self.max_attempts:
                 retry.append(item)
             else:
-                error = f"its Ray worker died {attempts[item.id]} times while judging it ({_first_line(exc)})"
-                write(Record(item.id, recipe.task, recipe.method, "error", item, None, error=error), worker)
+                self.write(self.gave_up(item, exc), worker)
         if retry:
-            queue.appendleft(retry)
-            progress.requeued += len(retry)
+            self.queue.appendleft(retry)
+            self.progress.requeued += len(retry)
 
-    async def feed(name: str, actor: Any) -> None:
-        nonlocal in_flight
-        counts = progress.workers[name]
-        while not fatal:
-            if not queue:
-                if in_flight == 0:
-                    return
-                changed.clear()
-                await changed.wait()
-                continue
-            group = queue.popleft()
-            pid = counts.pid  # the process this group goes to (a death ends all its groups at once)
-            in_flight += 1
-            try:
-                async for ref in actor.judge.remote(group):
-                    record = await ref
-                    write(record, name)
-                    counts.done += 1
-            except RayTaskError as exc:  # the judge raised: an unreachable backbone, a bug
-                fatal.append(exc.cause if isinstance(exc.cause, BaseException) else exc)
-                queue.appendleft([i for i in group if i.id not in written])
-            except RayActorError as exc:  # the worker process or its node died
-                if pid not in counts.dead_pids:
-                    counts.dead_pids.add(pid)
-                    counts.lost += 1
-                requeue(group, name, exc)
-                info = await _restarted(actor)
-                if info is None:
-                    counts.alive = False
-                    return
-                # Restarted: another process, maybe on another node.
-                counts.where, counts.node, counts.pid = info["where"], info["node"], info["pid"]
-            except Exception as exc:  # a write failed (full disk): stop, the rest stays pending
-                fatal.append(exc)
-            finally:
-                in_flight -= 1
-                changed.set()
+    def gave_up(self, item: Item, exc: BaseException) -> Record:
+        """The error record of an item whose workers kept dying (the next run retries it)."""
+        error = f"its Ray worker died {self.attempts[item.id]} times while judging it ({_first_line(exc)})"
+        return Record(item.id, self.recipe.task, self.recipe.method, "error", item, None, error=error)
 
-    # Slots interleaved across workers, so the first groups go to different workers, not all to one.
-    feeders = [feed(name, actor) for _ in range(recipe.concurrency) for name, actor in actors.items()]
-    await asyncio.gather(*feeders)
-    if fatal:
-        raise fatal[0]
-    if queue:
-        left = sum(len(g) for g in queue)
-        raise RayUnavailableError(
-            f"every Ray worker died; {left} items were not judged (what was judged is kept: rerun the "
-            "same command, with or without --ray, to resume)"
-        )
-    return list(written.values())
+    # Feeding: one slot of one worker takes groups until the queue is empty, a fault is fatal or the
+    # worker is gone for good.
+
+    async def feed(self, name: str, actor: Any) -> None:
+        while (group := await self.next_group()) is not None:
+            if not await self.judge_group(name, actor, group):
+                return
+
+    async def next_group(self) -> list[Item] | None:
+        """The next group to judge; None once nothing is queued or in flight, or after a fatal error.
+        While the queue is empty but groups are in flight, wait: a dying worker may requeue some."""
+        while not self.fatal:
+            if self.queue:
+                return self.queue.popleft()
+            if self.in_flight == 0:
+                return None
+            self.changed.clear()
+            await self.changed.wait()
+        return None
+
+    async def judge_group(self, name: str, actor: Any, group: list[Item]) -> bool:
+        """Judge `group` on worker `name`, writing each record as it arrives; False when the worker
+        died and did not come back."""
+        from ray.exceptions import RayActorError, RayTaskError
+
+        counts = self.progress.workers[name]
+        pid = counts.pid  # the process this group goes to (a death ends all its groups at once)
+        self.in_flight += 1
+        try:
+            async for ref in actor.judge.remote(group):
+                record = await ref
+                self.write(record, name)
+                counts.done += 1
+        except RayTaskError as exc:  # the judge raised: an unreachable backbone, a bug
+            self.fatal.append(exc.cause if isinstance(exc.cause, BaseException) else exc)
+            self.queue.appendleft(self.unwritten(group))
+        except RayActorError as exc:  # the worker process or its node died
+            return await self.worker_died(name, actor, pid, group, exc)
+        except Exception as exc:  # a write failed (full disk): stop, the rest stays pending
+            self.fatal.append(exc)
+        finally:
+            self.in_flight -= 1
+            self.changed.set()
+        return True
+
+    async def worker_died(
+        self, name: str, actor: Any, pid: int, group: list[Item], exc: BaseException
+    ) -> bool:
+        """Count the death (once per process), requeue the group's unwritten items, and wait for Ray to
+        restart the worker (the group still counts as in flight); False when it does not come back."""
+        counts = self.progress.workers[name]
+        if pid not in counts.dead_pids:
+            counts.dead_pids.add(pid)
+            counts.lost += 1
+        self.requeue(group, name, exc)
+        info = await _restarted(actor)
+        if info is None:
+            counts.alive = False
+            return False
+        # Restarted: another process, maybe on another node.
+        counts.where, counts.node, counts.pid = info["where"], info["node"], info["pid"]
+        return True
+
+    def outcome(self) -> list[Record]:
+        """The records written, once every feeder has ended; raises what ended the run early."""
+        if self.fatal:
+            raise self.fatal[0]
+        if self.queue:
+            left = sum(len(g) for g in self.queue)
+            raise RayUnavailableError(
+                f"every Ray worker died; {left} items were not judged (what was judged is kept: rerun the "
+                "same command, with or without --ray, to resume)"
+            )
+        return list(self.written.values())
 
 
 async def _restarted(actor: Any, timeout: float = 120.0) -> dict[str, Any] | None:

@@ -1,7 +1,7 @@
 """Which items travel together: one group per instruction, so its shared work is done once.
 
 Items that share an instruction share its concepts and translation, so a group stays on one Ray worker
-(distributed.py) and in one `--shard` (cli/evaluate.py). Kept out of distributed.py so that sharding
+(_distributed.py) and in one `--shard` (cli/_evaluate.py). Kept out of _distributed.py so that sharding
 does not load the Ray driver.
 """
 

@@ -1,6 +1,6 @@
 """What a `--ray` run reports as it goes: per-worker counts and items sent again, for the CLI's display.
 
-Plain dataclasses the driver (distributed.py) updates in place and the CLI (cli/progress.py) reads; they
+Plain dataclasses the driver (_distributed.py) updates in place and the CLI (cli/_progress.py) reads; they
 need no Ray, so the display can show them without importing it.
 """
 

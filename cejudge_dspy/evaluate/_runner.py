@@ -45,7 +45,7 @@ def pending_items(items: Sequence[Item], records: Sequence[Record]) -> list[Item
 async def judge_one(item: Item, program: Any, *, task: str, method: str) -> Record:
     """Judge one item into its record, timed. A parse failure is an "unparsed" record and any other
     exception an "error" record; a backbone that cannot be reached raises BackboneError (every item would
-    fail, so the run stops). The local runner and each Ray worker (distributed.py) call this per item."""
+    fail, so the run stops). The local runner and each Ray worker (_worker.py) call this per item."""
     start = time.monotonic()
     try:
         pred = await program.acall(**item.inputs())
@@ -92,7 +92,7 @@ async def judge_items(
     if concurrency < 1:
         raise InputError(f"must be at least 1, got {concurrency}", field="concurrency")
     gate = asyncio.Semaphore(concurrency)
-    writer, secrets = RecordWriter(results_path), _secrets()  # writes off the loop (writer.py)
+    writer, secrets = RecordWriter(results_path), _secrets()  # writes off the loop (`runs.RecordWriter`)
     fatal: list[BaseException] = []
     records: list[Record] = []
 

@@ -1,10 +1,10 @@
 """One worker of a distributed run (`cejudge evaluate --ray`): the run's program and backbone, built once.
 
-A `JudgeWorker` lives in a Ray actor (distributed.py wraps it; nothing here imports Ray). It is built from a
+A `JudgeWorker` lives in a Ray actor (_distributed.py wraps it; nothing here imports Ray). It is built from a
 `RunRecipe`, the flags that decide the program and the backbone, and refuses to start unless the program
 and the task declaration it resolves to on its own machine are the ones the driver recorded in run.json:
 a node with another tuned program or an older package never judges into the run. It judges a group of
-items concurrently with the runner's own per-item code (`runner.judge_one`) and yields each record as it
+items concurrently with the runner's own per-item code (`_runner.judge_one`) and yields each record as it
 finishes; it writes nothing (the driver is the only writer of results.jsonl).
 """
 
@@ -45,11 +45,11 @@ class RunRecipe:
     program_label: str  # what it resolved to on the driver (run.json "program")
     lm: str
     lm_options: dict[str, Any] = field(default_factory=dict)
-    # The method options (cli.program_args.program_options: translator, orders, decision, ...), passed
-    # to the program factory as they are, so a new option reaches the workers without a change here.
+    # The method options (JudgeOptions.program_kwargs: translator, orders, decision, ...), passed to the
+    # program factory as they are, so a new option reaches the workers without a change here.
     options: dict[str, Any] = field(default_factory=dict)
     concurrency: int = 1  # items in flight per worker
-    prompts: str | None = None  # the driver's program's prompt fingerprint (methods.fingerprint)
+    prompts: str | None = None  # the driver's program's prompt fingerprint (`judges.prompt_fingerprint`)
 
     @property
     def secrets(self) -> list[str]:
@@ -103,7 +103,7 @@ class JudgeWorker:
         self.lm = make_lm(recipe.lm, **recipe.lm_options)
         adapter = preferred_adapter(recipe.lm)
         # DSPy's per-module call history grows with every call and slows a long run: off in workers;
-        # the adapter formats each signature's part of a prompt once (methods/formatting.py), as in a
+        # the adapter formats each signature's part of a prompt once (`judges.memo_adapter`), as in a
         # local run.
         self.context: dict[str, Any] = {
             "lm": self.lm,

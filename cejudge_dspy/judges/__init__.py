@@ -6,6 +6,7 @@ from cejudge_dspy.judges._direct import DirectPairwiseJudge, DirectPointwiseJudg
 from cejudge_dspy.judges._fingerprint import prompt_fingerprint
 from cejudge_dspy.judges._formatting import memo_adapter
 from cejudge_dspy.judges._geval import GEvalJudge
+from cejudge_dspy.judges._options import JudgeOptions, Option
 from cejudge_dspy.judges._registry import (
     METHODS,
     build_program,
@@ -30,6 +31,8 @@ __all__ = [
     "DirectPairwiseJudge",
     "DirectPointwiseJudge",
     "GEvalJudge",
+    "JudgeOptions",
+    "Option",
     "METHODS",
     "Stage",
     "StageFailure",

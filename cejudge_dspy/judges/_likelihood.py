@@ -1,15 +1,15 @@
 """Could the backbone itself have written this translation of its source? Its own likelihood, not a judgment.
 
-On the embedded 1.5B backbone the pointwise judge cannot see word salad: it scored a translation's own
-words in random order 4.2 of 7 on average, as high as a perfect translation (README, "The embedded judge
-on obvious items"). The same model, asked for the probability of each token of that text as its answer to
-"Translate this German text into English: <source>", sees it at once: a faithful translation's tokens are
-likely (a mean log probability of about -0.5 to -2 per token), a shuffled one's are not (about -5 to -9).
-So a task can declare `check_translation_likelihood = true` and CE-Judge's pointwise judge then gives a
-translation whose mean token log probability is below `MEAN_FLOOR` the scale's lowest level, with the
-figures in the record, without asking the LLM to judge it. It is not a quality score: on real machine
-translations it ranks only into-English ones at all (Kendall 0.39 for ru-en, 0.03 for en-de, n 50 each),
-so it is used only to catch what no judge should score above the bottom.
+On the embedded 1.5B backbone the pointwise judge cannot see word salad: it scored a translation's own words
+in random order 4.2 of 7 on average, as high as a perfect translation
+(docs/measurements/embedded-obvious-items.md). The same model, asked for the probability of each token of that
+text as its answer to "Translate this German text into English: <source>", sees it at once: a faithful
+translation's tokens are likely (a mean log probability of about -0.5 to -2 per token), a shuffled one's are
+not (about -5 to -9). So a task can declare `check_translation_likelihood = true` and CE-Judge's pointwise
+judge then gives a translation whose mean token log probability is below `MEAN_FLOOR` the scale's lowest
+level, with the figures in the record, without asking the LLM to judge it. It is not a quality score: on real
+machine translations it ranks only into-English ones at all (Kendall 0.39 for ru-en, 0.03 for en-de, n 50
+each), so it is used only to catch what no judge should score above the bottom.
 
 Only where the check is sure: the floor sits below every real translation measured (see MEAN_FLOOR),
 a text of fewer than `MIN_TOKENS` tokens is "unsure", and so is one too long for the scorer's context.
@@ -26,12 +26,12 @@ from typing import Any, Literal
 
 from cejudge_dspy.data import language_name
 
-# Chosen with benchmarks/likelihood_probe.py on the embedded backbone (README, "Obvious items"): the six
-# word-salad translations of the obvious set scored -4.98 to -8.98 per token; its 30 other translations
-# (wrong meaning, wrong language and copies of the source included) -0.40 to -3.19; the 100 real
-# translations of translation_da_dev -0.16 to -4.15, the lowest a 6-token title ("The Hipster Rink",
-# human score 35 of 100) that MIN_TOKENS leaves unsure, the next -2.73. In-sample, so the floor keeps
-# about half a nat from the nearest case on either side.
+# Chosen with benchmarks/likelihood_probe.py on the embedded backbone
+# (docs/measurements/embedded-obvious-items.md): the six word-salad translations of the obvious set scored
+# -4.98 to -8.98 per token; its 30 other translations (wrong meaning, wrong language and copies of the source
+# included) -0.40 to -3.19; the 100 real translations of translation_da_dev -0.16 to -4.15, the lowest a
+# 6-token title ("The Hipster Rink", human score 35 of 100) that MIN_TOKENS leaves unsure, the next -2.73.
+# In-sample, so the floor keeps about half a nat from the nearest case on either side.
 MEAN_FLOOR = -4.5
 # A mean over a few tokens is noise: a short title or "Paris" is left to the judge.
 MIN_TOKENS = 8

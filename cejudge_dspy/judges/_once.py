@@ -33,7 +33,7 @@ class FirstTime:
 
 
 def current_scorer(seen: FirstTime, consequence: str) -> Scorer | None:
-    """The current backbone's way to score a given text (likelihood_check.scorer_of), or None; when it has
+    """The current backbone's way to score a given text (_likelihood.scorer_of), or None; when it has
     none, say once per backbone (per `seen`: one per feature) what that means: `consequence`, a clause."""
     score = scorer_of(lm := dspy.settings.lm)
     if score is None and lm is not None and seen(lm):

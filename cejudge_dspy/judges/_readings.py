@@ -134,7 +134,7 @@ def pairwise_probabilities(
 
 
 def preference_probabilities(p_a: float, tie_band: float) -> Probabilities:
-    """A record's probabilities from p(A), wherever it came from (the orders, or graded.py's grades)."""
+    """A record's probabilities from p(A), wherever it came from (the orders, or the two grades)."""
     return Probabilities(
         status="ok",
         p_a=p_a,

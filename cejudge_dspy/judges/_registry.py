@@ -17,6 +17,7 @@ import dspy
 from cejudge_dspy.errors import TaskError
 from cejudge_dspy.judges._direct import direct_program
 from cejudge_dspy.judges._geval import geval_program
+from cejudge_dspy.judges._options import JudgeOptions
 from cejudge_dspy.judges._saved import default_path, load_into, program_identity, resolve
 from cejudge_dspy.judges.cejudge import cejudge_program
 from cejudge_dspy.judges.checkeval import checkeval_program
@@ -47,7 +48,7 @@ def build_program(task: str | TaskSpec, method: str = "cejudge", **options: Any)
 
 
 def load_program(task: str | TaskSpec, path: str | Path | None = None, **options: Any) -> dspy.Module:
-    """The task's base program (`methods.build_program`) with a saved state loaded after checking it."""
+    """The task's base program (`build_program`) with a saved state loaded after checking it."""
     spec = load_task(task)
     return load_into(build_program(spec, "cejudge", **options), spec, path or default_path(spec))
 
@@ -59,14 +60,25 @@ def program_for_task(task: str | TaskSpec, program: str | Path = "auto", **optio
 
 
 def run_program(
-    task: str | TaskSpec, method: str = "cejudge", program: str | Path = "auto", **options: Any
+    task: str | TaskSpec,
+    method: str = "cejudge",
+    program: str | Path = "auto",
+    *,
+    options: JudgeOptions | None = None,
+    **kwargs: Any,
 ) -> dspy.Module:
     """The program a run judges with: for CE-Judge, what `program` names (auto, base or a saved state);
     the other methods have only their hand-written program. `cejudge evaluate` and every Ray worker of a
-    distributed run build it here, so both build the same program from the same flags."""
+    distributed run build it here, so both build the same program from the same flags.
+
+    `options` (a JudgeOptions, checked against the task) gives the method, the program and the factory's
+    keyword arguments at once; `kwargs` are the factory's keyword arguments as they are."""
+    if options is not None:
+        options.check(load_task(task))
+        method, program, kwargs = options.method, options.program, {**options.program_kwargs(), **kwargs}
     if method == "cejudge" and str(program) != "base":
-        return program_for_task(task, program=program, **options)
-    return build_program(task, method, **options)
+        return program_for_task(task, program=program, **kwargs)
+    return build_program(task, method, **kwargs)
 
 
 def run_program_identity(task: str | TaskSpec, method: str = "cejudge", program: str | Path = "auto") -> str:

@@ -3,19 +3,20 @@
 DSPy records every LM call in the LM's history and in the history of every module on the call stack
 (up to 10,000 entries each, plus a global list), each entry holding the prompt and the response. Over a
 run of thousands of items that is hundreds of megabytes, and code that walks a module's attributes walks
-those lists too, so each call grew slower as the run went on. A run (`evaluation.judge_items`, the dev
+those lists too, so each call grew slower as the run went on. A run (`evaluate.judge_items`, the dev
 scoring in tuning) therefore judges inside `judging_run()`. One judgment through the Python API
 (`judge(...)`, `PairwiseJudge()(...)`) keeps the history, so `inspect_history` works as usual; to keep
 it for a whole run as well, wrap the run in `keep_history()`.
 
 A call allocates thousands of short-lived objects (messages, pydantic adapters, predictions), so with
 the default thresholds the collector runs every few calls and scans the whole of DSPy's import graph
-each time it reaches the oldest generation: about a fifth of a run's CPU (benchmarks/bench_scale.py).
+each time it reaches the oldest generation: about a fifth of a run's CPU (benchmarks/bench_scale.py;
+docs/measurements/speed-and-cost.md).
 During a run the objects that existed before it are frozen (left out of every collection) and the
 youngest generation is collected every 50,000 allocations instead of 700; both are restored afterwards.
 
 DSPy's chat and JSON adapters format the signature's part of every prompt anew on each call; a run uses
-the current adapter with that part formatted once per signature (`methods/formatting.py`, the same
+the current adapter with that part formatted once per signature (`_formatting.py`, the same
 messages byte for byte).
 """
 
@@ -78,6 +79,6 @@ def run_gc() -> Iterator[None]:
 @contextmanager
 def judging_run() -> Iterator[None]:
     """What every judging run is wrapped in: `quiet_history()`, `run_gc()` and the current adapter with
-    its per-signature formatting memoised (`formatting.memo_adapter`)."""
+    its per-signature formatting memoised (`_formatting.memo_adapter`)."""
     with quiet_history(), run_gc(), dspy.context(adapter=memo_adapter(dspy.settings.adapter)):
         yield

@@ -46,7 +46,7 @@ class Stage(dspy.Module):
 
     signature: type[dspy.Signature]
     label: str = ""  # what the stage does, in words, for progress messages (default: the class name)
-    # True for the judgments: ask the backbone for token logprobs (see methods/readings.py); the
+    # True for the judgments: ask the backbone for token logprobs (see _readings.py); the
     # prediction then carries `tokens` (a list of TokenChoice, or None when the backbone gives none).
     probabilities: bool = False
     # An output budget sized from the stage's measured outputs (None: the backbone's --max-tokens). It
@@ -145,7 +145,7 @@ def _other_adapter(current: dspy.Adapter) -> dspy.Adapter:
         other: dspy.Adapter = dspy.ChatAdapter(use_json_adapter_fallback=False)
     else:
         other = dspy.JSONAdapter()
-    # In a judging run the current adapter is a memoising one (methods/formatting.py): so is the retry's.
+    # In a judging run the current adapter is a memoising one (_formatting.py): so is the retry's.
     return memo_adapter(other) if isinstance(current, MEMO_ADAPTERS) else other
 
 

@@ -1,5 +1,5 @@
 """Measuring a judge: meta-metrics against human labels, significance, agreement, calibration, CheckEval
-reliability, and the run summaries and comparisons that read run records."""
+reliability, and the run summaries, comparisons and markdown tables that read run records."""
 
 from cejudge_dspy.metrics._agreement import fleiss_kappa, fleiss_kappa_from_labels, krippendorff_alpha
 from cejudge_dspy.metrics._calibration import calibrate_run
@@ -13,10 +13,12 @@ from cejudge_dspy.metrics._result import MetricResult
 from cejudge_dspy.metrics._scoring import language_key, prediction
 from cejudge_dspy.metrics._significance import bootstrap_ci, mcnemar, paired_bootstrap_diff
 from cejudge_dspy.metrics._summary import summarize
+from cejudge_dspy.metrics._tables import ablation_table, rules_table
 
 __all__ = [
     "CORRELATIONS",
     "MetricResult",
+    "ablation_table",
     "accuracy",
     "average",
     "bootstrap_ci",
@@ -38,6 +40,7 @@ __all__ = [
     "per_group_correlation",
     "position_consistency",
     "prediction",
+    "rules_table",
     "score_prediction_files",
     "spearman",
     "strict_accuracy",

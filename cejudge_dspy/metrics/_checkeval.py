@@ -77,7 +77,7 @@ def checkeval_agreement(
 ) -> dict[str, Any]:
     """Agreement of several runs (backbones, repeats) over the same items: raters = runs, units = items.
 
-    A run is a list of JudgeResults, their `to_dict()`s, or runner records (`runner.Record` or its dict:
+    A run is a list of JudgeResults, their `to_dict()`s, or runner records (`runs.Record` or its dict:
     "id", "item" with its "label", "result"; a missing result counts as unparsed). Items align by "id"
     when every row has one, else by position. Returns:
     - `krippendorff_alpha`: interval alpha on the overall score (or on `dimension_scores[dimension]`);

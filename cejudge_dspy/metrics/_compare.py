@@ -1,4 +1,4 @@
-"""Two runs side by side (`cejudge compare`); sharded runs are joined in merge.py.
+"""Two runs side by side (`cejudge compare`); sharded runs are joined by `evaluate.merge_runs`.
 
 Pure functions over run directories; the CLI renders what they return. Two runs are comparable when they
 are measured the same way (mode and metric) on the same items: any setting may differ (an ablation, the

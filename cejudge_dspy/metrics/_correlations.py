@@ -1,6 +1,6 @@
 """A judge's correlation with human scores (Kendall tau-b, Spearman, Pearson), as `MetricResult`s that
-say why a value is undefined instead of passing on scipy's NaN and warning. Split from metrics.py, which
-re-exports these names; conventions (missing values, NaN with a reason) in metric_result.py.
+say why a value is undefined instead of passing on scipy's NaN and warning. Split from _measures.py;
+`cejudge_dspy.metrics` exports these names; conventions (missing values, NaN with a reason) in _result.py.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 One row per dimension, at sample level and per document (group), and an `overall` row: the item score
 against the mean human score over the declared dimensions, sample level only. Kept apart from
-summary.py because only tasks that declare dimensions reach it.
+_summary.py because only tasks that declare dimensions reach it.
 """
 
 from __future__ import annotations

@@ -1,13 +1,12 @@
 """Meta-metrics: how well a judge agrees with gold labels, with itself, or with another judge.
 
 Judge-vs-gold and judge-vs-itself metrics live here; correlations with human scores (Kendall, Spearman,
-Pearson) in `correlations.py`; inter-rater agreement (Krippendorff's alpha, Fleiss' kappa) in
-`agreement.py`; bootstrap CIs, paired differences and McNemar in `significance.py`. The result type and
+Pearson) in `_correlations.py`; inter-rater agreement (Krippendorff's alpha, Fleiss' kappa) in
+`_agreement.py`; bootstrap CIs, paired differences and McNemar in `_significance.py`. The result type and
 the input conventions they share (aligned sequences; unparsed outputs excluded and counted, never scored;
-NaN with a reason when a value is undefined; pairwise labels "A", "B", "tie") are in `metric_result.py`.
+NaN with a reason when a value is undefined; pairwise labels "A", "B", "tie") are in `_result.py`.
 
-This module re-exports the names of metric_result.py and correlations.py, so importers keep
-`from cejudge_dspy.metrics._measures import ...`.
+Importers take the public names of all of them from the package's face, `cejudge_dspy.metrics`.
 """
 
 from __future__ import annotations

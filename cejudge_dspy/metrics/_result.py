@@ -1,6 +1,6 @@
 """What every meta-metric returns and how it takes its inputs: `MetricResult`, missing values, pairwise
-labels and aligned sequences. Split from metrics.py, which re-exports these names; agreement.py,
-significance.py and correlations.py build on them too.
+labels and aligned sequences. Split from _measures.py (`cejudge_dspy.metrics` exports `MetricResult`);
+_agreement.py, _significance.py and _correlations.py build on them too.
 
 Conventions shared by all of them:
 

@@ -4,8 +4,8 @@ is scored or left out (and why).
 Unparsed and errored items enter the metrics as missing values, so they are excluded and counted, never
 graded: `item_counts` splits a language's `items` into `scored` (the metric's n) + `unparsed` +
 `gold_ties` (pairwise gold ties, which a judge that must pick a side cannot get right) + `errors` +
-`no_label`. The same functions serve summaries, comparisons (compare.py) and the viewer (report.py),
-so all three count an item the same way.
+`no_label`. The same functions serve summaries, comparisons (_compare.py) and the viewer
+(`cejudge_dspy.view`), so all three count an item the same way.
 """
 
 from __future__ import annotations

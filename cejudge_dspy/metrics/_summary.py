@@ -14,8 +14,8 @@ Pairwise rows also carry `strict`: strict accuracy (an unparsed verdict counted 
 paper's definition), with its own CI; errored items stay excluded from it. The summary's
 `strict_average` is its macro average over languages.
 
-How one record is scored (its language, prediction and counts) lives in scoring.py and the per-dimension
-table in dimensions.py; their names are re-exported here, so callers import a summary from one place.
+How one record is scored (its language, prediction and counts) lives in _scoring.py and the per-dimension
+table in _dimensions.py; `cejudge_dspy.metrics` exports their public names with `summarize`.
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ def _metrics(rows: Sequence[Record], spec: TaskSpec, n_resamples: int, seed: int
     else:
         # Few distinct scores make rank correlations mostly ties (the reason for expected scores).
         out["distinct_scores"] = len({round(float(p), 6) for r in rows if (p := prediction(r)) is not None})
-        # Scores a check gave without an LLM judgment (methods/cejudge/checks.py), so a reader knows how
+        # Scores a check gave without an LLM judgment (judges/cejudge/_checks.py), so a reader knows how
         # much of the ranking is the judge's.
         checks = [_decider(r.result) for r in rows if r.result and r.status == "ok"]
         if by_check := {c: checks.count(c) for c in CHECK_NAMES if c in checks}:

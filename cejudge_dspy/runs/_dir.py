@@ -4,13 +4,14 @@
   with any difference is refused with the difference named; `force_new` moves the old run aside into
   `superseded-<time>/` (nothing is deleted). A directory whose run.json has no records yet takes the new
   identity: nothing could mix.
-- `lock` holds an exclusive OS lock on `.lock` for as long as a process writes (run_lock.py).
+- `lock` holds an exclusive OS lock on `.lock` for as long as a process writes (_lock.py).
 - `append_records` appends whole lines or none, and `repair_torn_tail` (run on resume, under the lock)
-  moves a torn final line aside so its item is judged again (run_files.py).
+  moves a torn final line aside so its item is judged again (_files.py).
 
 This module owns the directory's layout (the file names) and opening a run in it. What an identity is
-and how two compare live in run_identity.py; the lock and the durable writes in run_lock.py and
-run_files.py; their names are re-exported here, so callers import a run directory's names from one place.
+and how two compare live in _identity.py; the lock and the durable writes in _lock.py and
+_files.py; the package's face, `cejudge_dspy.runs`, exports their public names, so callers import a run
+directory's names from one place.
 """
 
 from __future__ import annotations
@@ -24,10 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from cejudge_dspy.errors import CEJudgeError
-from cejudge_dspy.runs._files import RunWriteError, append_record, append_records, repair_torn_tail, write_json_atomic
-from cejudge_dspy.runs._identity import COMPARED_WHEN_RECORDED, IDENTITY_FORMAT, IDENTITY_KEYS, LATER_KEYS, identity_changes, identity_diff, identity_value
-from cejudge_dspy.runs._lock import RunLockedError, lock
-
+from cejudge_dspy.runs._files import (
+    repair_torn_tail,
+    write_json_atomic,
+)
+from cejudge_dspy.runs._identity import (
+    IDENTITY_FORMAT,
+    identity_diff,
+)
 
 RESULTS, RUN, SUMMARY, TORN = "results.jsonl", "run.json", "summary.json", "results.jsonl.torn"
 

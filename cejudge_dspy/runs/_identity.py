@@ -1,10 +1,10 @@
 """A run's identity: the settings that change its records, and how two identities are compared.
 
 `run.json` records everything that changes a run's records (`IDENTITY_KEYS`); a rerun resumes into the
-same directory only when nothing differs (run_dir.open_run), and `merge` compares the shards' identities
+same directory only when nothing differs (_dir.open_run), and `merge` compares the shards' identities
 the same way. A run.json written before a setting existed is read with what the run was judged with then
 (`LATER_KEYS`), so a setting added later is not by itself a difference. Pure functions over dicts:
-reading and writing run.json is run_dir.py's.
+reading and writing run.json is _dir.py's.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 
 from cejudge_dspy.backbones import is_local
 from cejudge_dspy.errors import CEJudgeError
+from cejudge_dspy.judges import JudgeOptions
 from cejudge_dspy.tasks import TaskSpec, load_task
 
 IDENTITY_FORMAT = 2
@@ -30,21 +31,8 @@ IDENTITY_KEYS = (
     "max_tokens",
     "constrained",
     "repeat_penalty",
-    "orders",
-    "decision",
-    "tie_band",
-    "judgment",
-    "grade_margin",
-    "tie_breaker",
-    "reference",
-    "english_reference",
-    "translator",
-    "concepts",
-    "directions",
-    "judge_on",
-    "answers",
-    "language_check",
-    "likelihood_check",
+    # The judge's options (orders, decision, ... likelihood_check), declared once in JudgeOptions.
+    *JudgeOptions.identity_keys(),
     "data_sha256",
     "fields",
     "constants",
@@ -84,8 +72,9 @@ LATER_KEYS: dict[str, Any] = {
     "reference": lambda run: (
         False if run.get("judgment") == "graded" or _pointwise_spec(run) is not None else None
     ),
-    # Until 3 December 2026 a pointwise reference into English came from the reference stage; since then
-    # from stage 2's translation of the source when the LLM translates (methods/cejudge/pointwise.py).
+    # A run.json without the key had a pointwise reference into English from the reference stage; since
+    # the key, from stage 2's translation of the source when the LLM translates
+    # (judges/cejudge/_pointwise.py).
     # Under --judge-on translated the judgment read both texts in English and no reference was written.
     "english_reference": lambda run: (
         "reference translation"
@@ -121,7 +110,7 @@ def _pointwise_spec(identity: dict[str, Any]) -> TaskSpec | None:
 
 def _checked(identity: dict[str, Any], flag: str) -> bool:
     """Whether the run's program has a pointwise check its task declares with `flag`
-    (cli.run_setup.language_checked, likelihood_checked)."""
+    (JudgeOptions' `applies` for language_check, likelihood_check)."""
     spec = _pointwise_spec(identity)
     return spec is not None and bool(getattr(spec, flag))
 

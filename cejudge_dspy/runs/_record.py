@@ -13,14 +13,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from cejudge_dspy.data import Item
 from cejudge_dspy.errors import CEJudgeError
-from cejudge_dspy.runs._identity import IDENTITY_KEYS
+from cejudge_dspy.judges.verdicts import JudgeResult
 from cejudge_dspy.runs._dir import RESULTS, open_run
 from cejudge_dspy.runs._files import write_json_atomic
-from cejudge_dspy.data import Item
-from cejudge_dspy.judges.verdicts import JudgeResult
+from cejudge_dspy.runs._identity import IDENTITY_KEYS
 
-# What must match for a rerun to resume into the same directory: the whole identity (run_dir.py).
+# What must match for a rerun to resume into the same directory: the whole identity (_dir.py).
 RESUME_KEYS = IDENTITY_KEYS
 
 
@@ -88,9 +88,9 @@ def read_records(path: Path) -> list[Record]:
 
 
 def prepare_run_dir(out: Path, config: dict[str, Any], *, force_new: bool = False) -> list[Record]:
-    """Create or reopen a run directory for `config` (see run_dir.open_run) and read its records.
+    """Create or reopen a run directory for `config` (see _dir.open_run) and read its records.
 
-    Callers that may run concurrently hold `run_dir.lock(out)` around this and the judging."""
+    Callers that may run concurrently hold `runs.lock(out)` around this and the judging."""
     open_run(out, config, force_new=force_new)
     return read_records(out / RESULTS)
 
@@ -123,5 +123,3 @@ def read_timing(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError, AttributeError):
         return None
     return timing if isinstance(timing, dict) else None
-
-

@@ -1,4 +1,4 @@
-"""The types of a task declaration: what `programs/*.toml` parses into (see tasks.py and task_parsing.py)."""
+"""The types of a task declaration: what `programs/*.toml` parses into (see _catalog.py and _parsing.py)."""
 
 from __future__ import annotations
 
@@ -82,10 +82,10 @@ class TaskSpec:
     dimensions: tuple[Dimension, ...] = ()
     path: Path | None = None
     # Pointwise: a response surely written in another language than the item's response language
-    # gets the scale's lowest level without an LLM call (see language_check.py).
+    # gets the scale's lowest level without an LLM call (see judges/cejudge/_language_check.py).
     check_response_language: bool = False
     # Pointwise translation: a response the backbone itself finds implausible as a translation of the
-    # instruction (word salad) gets the lowest level without an LLM judgment (likelihood_check.py).
+    # instruction (word salad) gets the lowest level without an LLM judgment (judges/_likelihood.py).
     check_translation_likelihood: bool = False
     # The levels the declaration describes; `scale` also holds the levels between them (see `_scale`).
     described_levels: tuple[int, ...] = ()

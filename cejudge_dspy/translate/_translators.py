@@ -5,7 +5,7 @@ calls Google Translate through deep-translator (needs the network), ``llm`` wrap
 DSPy translation stage (works offline; the default). English is never sent to any translator.
 Results are cached per (translator, language, text), and a request already in flight is awaited
 rather than repeated, so a judge can translate the same instruction for many responses for free.
-The cache lives in cache.py and ``google`` in google.py.
+The cache lives in _cache.py and ``google`` in _google.py.
 """
 
 from __future__ import annotations

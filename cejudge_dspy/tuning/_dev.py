@@ -2,7 +2,7 @@
 training anchors of the pointwise ranking metric.
 
 Both are one `dspy.Evaluate` pass inside a judging run, so they live apart from the optimizer loop
-(optimize.py) and from the report that carries their results (report.py). An unparsed item scores 0
+(_optimize.py) and from the report that carries their results (_report.py). An unparsed item scores 0
 and never aborts a pass; its prediction is kept as None, so a held-out comparison can pair items.
 """
 
@@ -66,7 +66,7 @@ def evaluate_dev(
         failure_score=0.0,
         provide_traceback=False,
     )
-    with judging_run():  # a dev pass is a judging run (methods/runtime.py)
+    with judging_run():  # a dev pass is a judging run (`judges.judging_run`)
         result = evaluate(program)
     golds, preds = [ex for ex, _, _ in result.results], [p for _, p, _ in result.results]
     parsed = [r for p in preds if (r := result_of(p)) is not None and r.ok]

@@ -2,7 +2,7 @@
 prompt-sized length, the format-failure score and what the stage under reflection produced.
 
 An unparsed output scores 0 with format feedback naming the stage and the reason. Both modes' metrics
-(pairwise_scoring.py, pointwise_scoring.py) and the dev score (dev.py) read predictions through
+(_pairwise_scoring.py, _pointwise_scoring.py) and the dev score (_dev.py) read predictions through
 `result_of`, so a program that raised (GEPA's FailedPrediction) counts as unparsed everywhere alike.
 """
 

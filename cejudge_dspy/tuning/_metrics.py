@@ -1,15 +1,15 @@
 """Optimizer metrics: per-item scores with textual feedback for GEPA, plain floats for the others.
 
-The per-item scores live with their mode: pairwise_scoring.py (both presentation orders count, gold
-ties are neutral) and pointwise_scoring.py (ranking against the training anchors plus closeness on the
-task scale), with what both quote back to GEPA in feedback.py. This module turns them into the metric an
+The per-item scores live with their mode: _pairwise_scoring.py (both presentation orders count, gold
+ties are neutral) and _pointwise_scoring.py (ranking against the training anchors plus closeness on the
+task scale), with what both quote back to GEPA in _feedback.py. This module turns them into the metric an
 optimizer calls: a float for Evaluate, MIPROv2 and SIMBA, and `metric_for`, which binds the task scale,
 the training label range and the ranking anchors. It also has `pairwise_concordance`, the corpus-level
 agreement the pointwise dev score reports. Every name stays importable from here.
 
 With token probabilities (the default decision rule, where the backbone gives them) the metrics use
 them: a pairwise item scores the judge's probability for the human's choice, p(A) or 1 - p(A) averaged
-over both orders (`probabilities.debiased_preference`), instead of the share of orders that picked it,
+over both orders (`verdicts.debiased_preference`), instead of the share of orders that picked it,
 so a confident right answer earns more than a coin flip that landed right; a pointwise score is the
 expected score over the scale's levels, so closeness and `pairwise_concordance` rank items by it rather
 than by a few distinct argmax levels. A result decided by the argmax (no probabilities, or

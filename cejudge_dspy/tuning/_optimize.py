@@ -2,9 +2,10 @@
 
 `optimize` scores the dev split before and after; the dev split is never shown to the optimizer
 (GEPA and MIPROv2 select candidates on the last third of the training split instead). It returns an
-`OptimizeReport` (report.py); `methods.save_program` writes the program with its manifest. The LM-call
-estimate and its formula live in budget.py, the metrics in metrics.py, the dev and anchor passes in
-dev.py. `DevScore`, `OptimizeReport`, `evaluate_dev` and `training_anchors` stay importable from here.
+`OptimizeReport` (_report.py); `judges.save_program` writes the program with its manifest. The LM-call
+estimate and its formula live in _budget.py, the metrics in _metrics.py, the dev and anchor passes in
+_dev.py, the argument checks, the split of train and GEPA's log dir in _plan.py. `cejudge_dspy.tuning`
+exports `optimize` with `DevScore`, `OptimizeReport` and `evaluate_dev`.
 
 Stop and resume: GEPA checkpoints into `log_dir` each iteration and resumes from it when rerun with
 the same split. On Ctrl-C the best candidate so far (GEPA's, from its callbacks or checkpoint) is
@@ -15,19 +16,21 @@ with `source="base"`. The dev split is then not re-scored.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import dspy
 
-from cejudge_dspy.errors import BackboneError, InputError
-from cejudge_dspy.judges import program_for_task
+from cejudge_dspy.errors import BackboneError
 from cejudge_dspy.tasks import TaskSpec, load_task
-from cejudge_dspy.tuning._budget import OPTIMIZERS, Budget, estimate_calls, parse_budget, val_size
+from cejudge_dspy.tuning._budget import Budget, parse_budget
 from cejudge_dspy.tuning._dev import DevScore, evaluate_dev, training_anchors
 from cejudge_dspy.tuning._gain import held_out_gain
 
-# `optimize` looks `metric_for` up here, in this module's globals: tests wrap it to see the anchors it binds.
+# `_anchored_metrics` looks `metric_for` up here, in this module's globals: tests wrap it (through
+# `optimize.__globals__`) to see the anchors it binds.
 from cejudge_dspy.tuning._metrics import metric_for
 from cejudge_dspy.tuning._optimizers import (
     GEPAWatcher,
@@ -36,10 +39,25 @@ from cejudge_dspy.tuning._optimizers import (
     checkpoint_best,
     counting,
     instructions,
-    prepare_log_dir,
     with_instructions,
 )
+from cejudge_dspy.tuning._plan import Plan, check_arguments, plan_run
+from cejudge_dspy.tuning._ranking import Anchor
 from cejudge_dspy.tuning._report import OptimizeReport
+
+_Source = Literal["optimized", "best-so-far", "base"]
+
+
+@dataclass
+class _Tuned:
+    """What the tuning pass produced: the program, where it came from, and the scores around it."""
+
+    program: dspy.Module
+    source: _Source
+    settings: dict[str, Any]
+    anchors: list[Anchor]
+    before: DevScore
+    after: DevScore | None  # None when the dev split was not re-scored
 
 
 def optimize(
@@ -65,128 +83,169 @@ def optimize(
     only unless `demos` > 0 (MIPROv2/SIMBA). `optimizer_options` go to the optimizer's constructor.
     """
     spec, budget = load_task(task), parse_budget(budget)
-    if optimizer not in OPTIMIZERS:
-        raise InputError(
-            f"unknown optimizer {optimizer!r}; choose {', '.join(OPTIMIZERS)}", field="optimizer"
+    check_arguments(optimizer, demos, trainset, devset)
+    lm = _judge_lm(lm)
+    reflection_lm = reflection_lm or lm
+    started = time.monotonic()
+    plan = plan_run(
+        spec,
+        budget,
+        trainset,
+        devset,
+        optimizer=optimizer,
+        demos=demos,
+        seed=seed,
+        program=program,
+        log_dir=log_dir,
+    )
+    with dspy.context(lm=lm):
+        tuned = _tune(
+            plan,
+            lm=lm,
+            reflection_lm=reflection_lm,
+            num_threads=num_threads,
+            on_progress=on_progress,
+            options=optimizer_options,
         )
-    if demos < 0 or (demos and optimizer == "gepa"):
-        raise InputError(
-            "GEPA tunes instructions only; use --optimizer mipro or simba for demos"
-            if demos > 0
-            else "must be >= 0",
-            field="demos",
-        )
-    if not trainset or not devset:
-        raise InputError("optimize needs a non-empty train and dev split", field="trainset")
-    unlabelled = next((ex for ex in [*trainset, *devset] if ex.get("label") is None), None)
-    if unlabelled is not None:
-        raise InputError(
-            "has no gold label; optimize needs labelled items", item=unlabelled.get("id"), field="label"
-        )
+    return _report(plan, tuned, started)
+
+
+def _judge_lm(lm: dspy.LM | None) -> dspy.LM:
     lm = lm or dspy.settings.lm
     if lm is None:
         raise BackboneError("no judge LM: pass lm=... or run inside dspy.context(lm=...)")
-    reflection_lm = reflection_lm or lm
-    started = time.monotonic()
-    n_val = val_size(len(trainset))
-    # Candidates are selected on the tail of train; tiny splits reuse all of train for both.
-    reflect, val = (trainset, trainset) if n_val == len(trainset) else (trainset[:-n_val], trainset[-n_val:])
-    if optimizer == "simba":
-        reflect, val = trainset, []
-    estimate = estimate_calls(spec, trainset, devset, optimizer=optimizer, budget=budget, demos=demos)
-    student = program_for_task(spec, program)
-    logs = Path(log_dir) if log_dir and optimizer == "gepa" else None
-    fingerprint = {
-        "task": spec.name,
-        "task_version": spec.version,
-        "program": str(program),
-        "seed": seed,
-        "train": [ex.get("id") for ex in reflect],
-        "val": [ex.get("id") for ex in val],
-    }
-    resumed = logs is not None and prepare_log_dir(logs, fingerprint)
-    watcher = GEPAWatcher(on_progress, estimate.program_runs)
+    return lm
 
+
+def _tune(
+    plan: Plan,
+    *,
+    lm: dspy.LM,
+    reflection_lm: dspy.LM,
+    num_threads: int,
+    on_progress: Progress | None,
+    options: dict[str, Any] | None,
+) -> _Tuned:
+    """Score the dev split, run the optimizer, and score the dev split again if it ran to the end."""
+    student = plan.student
+    anchors, metric, feedback = _anchored_metrics(plan, num_threads, on_progress)
+    score_dev = _dev_scorer(plan, metric, num_threads, on_progress)
+    before = score_dev(student, "dev-before")
+    shared = getattr(student, "shared", None)
+    if shared is not None:  # dev results must not ride along into every candidate's deepcopy
+        shared.clear()
+    watcher = GEPAWatcher(on_progress, plan.estimate.program_runs)
+    compile_, settings = build_optimizer(
+        plan.optimizer,
+        budget=plan.budget,
+        demos=plan.demos,
+        metric=counting(metric, on_progress, plan.estimate),
+        feedback=counting(feedback, on_progress, plan.estimate),
+        lm=lm,
+        reflection_lm=reflection_lm,
+        seed=plan.seed,
+        num_threads=num_threads,
+        log_dir=plan.logs,
+        watcher=watcher,
+        reflect=plan.reflect,
+        val=plan.val,
+        options=dict(options or {}),
+    )
+    tuned, source = _compile_or_best_so_far(compile_, student, watcher, plan.logs)
+    after = _rescored(score_dev, tuned) if source == "optimized" else None
+    return _Tuned(tuned, source, settings, anchors, before, after)
+
+
+def _anchored_metrics(
+    plan: Plan, num_threads: int, on_progress: Progress | None
+) -> tuple[list[Anchor], Any, Any]:
+    """The anchors, the item metric and GEPA's feedback metric, both metrics bound to the same anchors."""
+    # Pointwise: the starting program's scores of the training items anchor the ranking term of the
+    # metric (_ranking.py); they are fixed before any candidate is scored.
+    anchors = (
+        training_anchors(
+            plan.student, plan.trainset, plan.spec, num_threads=num_threads, on_progress=on_progress
+        )
+        if plan.spec.mode == "pointwise"
+        else []
+    )
+    metric = metric_for(plan.spec, plan.trainset, anchors=anchors)
+    feedback = metric_for(plan.spec, plan.trainset, feedback=True, anchors=anchors)
+    return anchors, metric, feedback
+
+
+def _dev_scorer(
+    plan: Plan, metric: Any, num_threads: int, on_progress: Progress | None
+) -> Callable[[dspy.Module, str], DevScore]:
     def score_dev(candidate: dspy.Module, phase: str) -> DevScore:
-        # `metric` is bound below, once the anchors are known, and before the first dev pass.
         # The same dev split, metric and threads before and after tuning: only the program differs.
         return evaluate_dev(
-            candidate, devset, spec, metric, num_threads=num_threads, on_progress=on_progress, phase=phase
+            candidate,
+            plan.devset,
+            plan.spec,
+            metric,
+            num_threads=num_threads,
+            on_progress=on_progress,
+            phase=phase,
         )
 
-    with dspy.context(lm=lm):
-        # Pointwise: the starting program's scores of the training items anchor the ranking term of the
-        # metric (ranking.py); they are fixed before any candidate is scored.
-        anchors = (
-            training_anchors(student, trainset, spec, num_threads=num_threads, on_progress=on_progress)
-            if spec.mode == "pointwise"
-            else []
-        )
-        metric = metric_for(spec, trainset, anchors=anchors)
-        feedback = metric_for(spec, trainset, feedback=True, anchors=anchors)
-        before = score_dev(student, "dev-before")
-        shared = getattr(student, "shared", None)
-        if shared is not None:  # dev results must not ride along into every candidate's deepcopy
-            shared.clear()
-        compile_, settings = build_optimizer(
-            optimizer,
-            budget=budget,
-            demos=demos,
-            metric=counting(metric, on_progress, estimate),
-            feedback=counting(feedback, on_progress, estimate),
-            lm=lm,
-            reflection_lm=reflection_lm,
-            seed=seed,
-            num_threads=num_threads,
-            log_dir=logs,
-            watcher=watcher,
-            reflect=reflect,
-            val=val,
-            options=dict(optimizer_options or {}),
-        )
-        source: Literal["optimized", "best-so-far", "base"] = "optimized"
-        try:
-            tuned = compile_(student)
-        except KeyboardInterrupt:
-            bests = [b for b in (watcher.best, checkpoint_best(logs)) if b is not None and b[1] != 0]
-            if bests:
-                tuned, source = with_instructions(student, max(bests, key=lambda b: b[0])[2]), "best-so-far"
-            else:
-                tuned, source = student, "base"
-        after = None
-        if source == "optimized":
-            try:
-                after = score_dev(tuned, "dev-after")
-            except KeyboardInterrupt:  # keep the tuned program; only its dev score is lost
-                after = None
-    old, new = instructions(student), instructions(tuned)
+    return score_dev
+
+
+def _rescored(score_dev: Callable[[dspy.Module, str], DevScore], tuned: dspy.Module) -> DevScore | None:
+    """The tuned program's dev score; None on Ctrl-C, which keeps the program and loses only its score."""
+    try:
+        return score_dev(tuned, "dev-after")
+    except KeyboardInterrupt:
+        return None
+
+
+def _compile_or_best_so_far(
+    compile_: Callable[[dspy.Module], dspy.Module],
+    student: dspy.Module,
+    watcher: GEPAWatcher,
+    logs: Path | None,
+) -> tuple[dspy.Module, _Source]:
+    """The optimizer's program; on Ctrl-C the best candidate so far, else the starting program."""
+    try:
+        return compile_(student), "optimized"
+    except KeyboardInterrupt:
+        bests = [b for b in (watcher.best, checkpoint_best(logs)) if b is not None and b[1] != 0]
+        if bests:
+            return with_instructions(student, max(bests, key=lambda b: b[0])[2]), "best-so-far"
+        return student, "base"
+
+
+def _report(plan: Plan, tuned: _Tuned, started: float) -> OptimizeReport:
+    spec, before, after = plan.spec, tuned.before, tuned.after
+    old, new = instructions(plan.student), instructions(tuned.program)
     held_out = None
     if after is not None:
-        golds = [ex.label for ex in devset]
-        held_out = held_out_gain(spec, golds, before.predictions, after.predictions, seed=seed)
+        golds = [ex.label for ex in plan.devset]
+        held_out = held_out_gain(spec, golds, before.predictions, after.predictions, seed=plan.seed)
     return OptimizeReport(
         task=spec.name,
         task_version=spec.version,
-        optimizer=optimizer,
-        budget=budget,
-        demos=demos,
-        seed=seed,
-        settings=settings,
-        estimate=estimate,
-        program=tuned,
-        source=source,
+        optimizer=plan.optimizer,
+        budget=plan.budget,
+        demos=plan.demos,
+        seed=plan.seed,
+        settings=tuned.settings,
+        estimate=plan.estimate,
+        program=tuned.program,
+        source=tuned.source,
         dev_before=before,
         dev_after=after,
         sizes={
-            "train": len(trainset),
-            "reflect": len(reflect),
-            "val": len(val),
-            "dev": len(devset),
-            **({"anchors": len(anchors)} if spec.mode == "pointwise" else {}),
+            "train": len(plan.trainset),
+            "reflect": len(plan.reflect),
+            "val": len(plan.val),
+            "dev": len(plan.devset),
+            **({"anchors": len(tuned.anchors)} if spec.mode == "pointwise" else {}),
         },
         changed_stages=[k for k in new if new[k] != old.get(k)],
         held_out=held_out,
         seconds=time.monotonic() - started,
-        log_dir=str(logs) if logs else None,
-        resumed=resumed,
+        log_dir=str(plan.logs) if plan.logs else None,
+        resumed=plan.resumed,
     )

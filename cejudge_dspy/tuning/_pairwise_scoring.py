@@ -9,7 +9,7 @@ from train and dev.
 
 With token probabilities (the default decision rule, where the backbone gives them) an item scores the
 judge's probability for the human's choice, p(A) or 1 - p(A) averaged over both orders
-(`probabilities.debiased_preference`), instead of the share of orders that picked it, so a confident
+(`verdicts.debiased_preference`), instead of the share of orders that picked it, so a confident
 right answer earns more than a coin flip that landed right. A result decided by the argmax (no
 probabilities, or `decision="argmax"`) scores by the orders as above.
 """

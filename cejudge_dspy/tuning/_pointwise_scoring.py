@@ -2,7 +2,7 @@
 
 The task is measured by a rank correlation, so with `anchors` (the training items as the starting
 program scored them; `tuning.optimize` passes them) the score is RANK_WEIGHT x the share of anchors the
-item is ordered right against (ranking.py) + (1 - RANK_WEIGHT) x closeness, 1 - |score - gold| / (hi - lo)
+item is ordered right against (_ranking.py) + (1 - RANK_WEIGHT) x closeness, 1 - |score - gold| / (hi - lo)
 on the task scale lo..hi; without anchors, closeness alone. A gold on another scale (e.g. 0-100 DA) is
 mapped linearly from `label_range`, the min and max of the training labels (see `label_range_for`), and
 clipped to the scale.

@@ -1,6 +1,6 @@
 """`OptimizeReport`: what one `optimize` call returns, and the manifest fields it knows.
 
-Kept apart from the optimizer loop (optimize.py): code that only reads a run's outcome (the CLI prints
+Kept apart from the optimizer loop (_optimize.py): code that only reads a run's outcome (the CLI prints
 it and builds the saved program's manifest from it) needs a plain record, not the loop: the settings,
 the LM-call estimate, the dev scores before and after, the held-out decision and where the program came
 from.
@@ -33,7 +33,7 @@ class OptimizeReport:
     dev_after: DevScore | None
     sizes: dict[str, int]
     changed_stages: list[str] = field(default_factory=list)
-    # The held-out comparison (gain.held_out_gain): whether this program may replace the starting one.
+    # The held-out comparison (_gain.held_out_gain): whether this program may replace the starting one.
     held_out: dict[str, Any] | None = None
     seconds: float = 0.0
     log_dir: str | None = None

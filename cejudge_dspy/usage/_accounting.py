@@ -5,11 +5,11 @@ Stages run concurrently inside asyncio tasks, so the accumulator travels in a co
 are counted by a DSPy callback, which also sees calls served from DSPy's cache; tokens come from
 DSPy's usage tracker, which reports nothing for a cached call, and that difference is the cache count.
 
-The parts live beside this module: progress.py (the `StageProgress` events and log lines, `on_progress`,
-`working_on`) and lm_calls.py (the call counter). What ties the three together stays here: `collecting`
+The parts live beside this module: _progress.py (the `StageProgress` events and log lines, `on_progress`,
+`working_on`) and _calls.py (the call counter). What ties the three together stays here: `collecting`
 opens an item's accounting and progress, `record_call` counts and reports one stage call, `note_reused`
-records a shared result. Every name that lived here before the split is re-exported, so importers keep
-`from cejudge_dspy.usage import ...`.
+records a shared result. Importers take the public names of all three from the package's face,
+`cejudge_dspy.usage`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 import dspy
 from dspy.utils.usage_tracker import track_usage
 
-# The context variables below are the very objects progress.py and lm_calls.py define (a copy would
+# The context variables below are the very objects _progress.py and _calls.py define (a copy would
 # split the state): collecting and record_call set them for their block.
 from cejudge_dspy.usage._calls import _adapter_counts, _CallCounter, _calls, _watch
 from cejudge_dspy.usage._progress import (

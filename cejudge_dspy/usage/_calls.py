@@ -1,5 +1,5 @@
 """Counting one stage call's LM calls, cache hits included: a DSPy callback on the LM (or in
-`dspy.settings` for an LM that takes none), or the run's adapter itself; split from usage.py, which adds
+`dspy.settings` for an LM that takes none), or the run's adapter itself; split from _accounting.py, which adds
 the count to the judgment's Usage and its progress.
 
 The count goes into a one-element cell that `usage.record_call` puts in a context variable for the
@@ -27,7 +27,7 @@ class _CallCounter(BaseCallback):
 
 def count_lm_call() -> None:
     """Count one LM call into the stage call in progress. Called by the `_CallCounter` callback, or by
-    an adapter that declares `counts_lm_calls = True` (methods/formatting.py) for each request it sends:
+    an adapter that declares `counts_lm_calls = True` (`judges.memo_adapter`) for each request it sends:
     that saves the callback, which made DSPy bind the call's arguments and draw a uuid for every call."""
     cell = _calls.get()
     if cell is not None:

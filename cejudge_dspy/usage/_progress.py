@@ -1,5 +1,5 @@
 """One judgment's progress: the `StageProgress` events a caller's callback receives and the INFO log
-lines, as each stage call starts and finishes; split from usage.py, which counts the work itself.
+lines, as each stage call starts and finishes; split from _accounting.py, which counts the work itself.
 
 A judge announces how many LM calls an item should take (`usage.collecting(usage, expected_calls=N)`),
 each stage call reports a start and a finish (`usage.record_call`), and a result shared with earlier work
@@ -9,7 +9,7 @@ it are about (the instruction, a response, a presentation order).
 
 The tracker, the callback and the subject travel in context variables, as the Usage does: stages run
 concurrently inside asyncio tasks, which copy the context at creation. Each variable is defined here
-only; usage.py reads and sets these same objects.
+only; _accounting.py reads and sets these same objects.
 """
 
 from __future__ import annotations

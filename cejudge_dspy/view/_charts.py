@@ -2,7 +2,7 @@
 
 The page then carries finished SVG, a few kilobytes a chart, and no charting JavaScript: it opens
 without a network and draws nothing at load. Each function takes the plain data that
-evaluation/report.py and evaluation/summary.py prepare and returns an SVG string.
+_report.py and `metrics.summarize` prepare and returns an SVG string.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """One self-contained HTML page for one or more runs: the data as JSON, the charts as SVG, and the
 page's own stylesheet and script, all inlined, so it opens from disk with no network.
 
-`page_data` gathers what the page shows (from evaluation/report.py); `render_page` inlines it into
+`page_data` gathers what the page shows (from _report.py); `render_page` inlines it into
 assets/page.html with assets/view.css and assets/view.js.
 """
 

@@ -3,9 +3,9 @@ the pairwise confusion of verdict and gold label, judge-vs-human points, CheckEv
 the items on which runs disagree, and the CSV export.
 
 Pure functions over records (typed `Record`s); the cli layer draws and renders them.
-An item's outcome is one of OUTCOMES (item_rows.py, with the table's rows, filters and CSV); the run as
-the viewer reads it and its header are view_run.py's. This module holds the charts' data and re-exports
-the other two, so the viewer imports what it shows from one place.
+An item's outcome is one of OUTCOMES (_item_rows.py, with the table's rows, filters and CSV); the run as
+the viewer reads it and its header are _run.py's. This module holds the charts' data; the package's face,
+`cejudge_dspy.view`, exports what the CLI uses.
 """
 
 from __future__ import annotations

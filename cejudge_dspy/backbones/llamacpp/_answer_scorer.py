@@ -1,13 +1,13 @@
 """Token log probabilities of a *given* answer under a local GGUF model: one forward pass, no generation.
 
-`likelihood_check.py` uses it to ask how plausible a translation is, to the backbone itself, as an answer
-to "translate this source" (Prism-src / GPTScore style); `benchmarks/likelihood_probe.py` measured it with
-this same code. It needs a `Llama` built with `logits_all=True` (one logits row per position), so it is a
-second, small-context instance beside the serial engine's generating one: the weights are memory-mapped
-from the same file, the logits buffer is `n_ctx` x vocabulary floats (about 1.2 GB for Qwen2.5 at the
-default 2048). The batched engine needs no second instance: it scores an answer as a job of its own
-scheduler, with logits only at the answer's positions (batch_engine.py), through `split_answer` and
-`token_logprob` below.
+The likelihood check (`judges/_likelihood.py`) uses it to ask how plausible a translation is, to the
+backbone itself, as an answer to "translate this source" (Prism-src / GPTScore style);
+`benchmarks/likelihood_probe.py` measured it with this same code. It needs a `Llama` built with
+`logits_all=True` (one logits row per position), so it is a second, small-context instance beside the serial
+engine's generating one: the weights are memory-mapped from the same file, the logits buffer is `n_ctx` x
+vocabulary floats (about 1.2 GB for Qwen2.5 at the default 2048). The batched engine needs no second
+instance: it scores an answer as a job of its own scheduler, with logits only at the answer's positions
+(_batch_engine.py), through `split_answer` and `token_logprob` below.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The batched llama.cpp engine (`--parallel N`, N > 1): DSPy's engine contract over the batch scheduler, so
 the calls a judgment makes together (and those of items judged concurrently) decode together
-(batch_scheduler.py).
+(_batch_scheduler.py).
 
-It answers like `LlamaCppEngine` (llama_engine.py), whose loading and lock it inherits (answer scoring is
+It answers like `LlamaCppEngine` (_engine.py), whose loading and lock it inherits (answer scoring is
 a job of its own scheduler here):
 the same chat template, sampler chain, stop rules, token budget and `logprobs.content`. What differs is
 when tokens are computed, not which: a sequence's logits come from a batch of several rows, whose
@@ -32,20 +32,22 @@ from cejudge_dspy.backbones.llamacpp._requests import chat_kwargs
 from cejudge_dspy.backbones.llamacpp._state_store import StateStore
 from cejudge_dspy.backbones.llamacpp._top_logprobs import TopLogprobs
 
-# Measured on 2 cores (1.5B model, benchmarks/bench_batch_decode.py): decode throughput 14.3 tokens/s for
-# one sequence, 19.6 for 2, 31.3 for 4, 32.8 for 8: past 4 the cores are full.
+# Measured on 2 cores (1.5B model, benchmarks/bench_batch_decode.py; docs/measurements/speed-and-cost.md):
+# decode throughput 14.3 tokens/s for one sequence, 19.6 for 2, 31.3 for 4, 32.8 for 8: past 4 the cores are
+# full.
 BATCH_PARALLEL = 4
 # Local GGUF models run the batched engine unless told (`--parallel 1`: the serial one). Until the graded
-# judgment's likelihood tie-breaker, the serial engine was the default: the verdicts of close pairs follow
-# the last bits of a decode, and the batched engine's came out 53/60 against 55/60 on the obvious pairs
-# (p = 0.69). With close pairs left to the likelihood, the batched engine got 60/60 (README "The embedded
-# judge on obvious items"), 1.65x faster per pairwise judgment than the serial engine.
+# judgment's likelihood tie-breaker, the serial engine was the default: the verdicts of close pairs follow the
+# last bits of a decode, and the batched engine's came out 53/60 against 55/60 on the obvious pairs
+# (p = 0.69). With close pairs left to the likelihood, the batched engine got 60/60
+# (docs/measurements/embedded-obvious-items.md), and it measured 1.65x faster per pairwise judgment than the
+# serial engine on 2 December 2026 (docs/measurements/speed-and-cost.md).
 DEFAULT_PARALLEL = BATCH_PARALLEL
 N_SEQ = 16  # sequence ids: the running calls plus finished ones kept for their prefixes
 
 
 class SequenceStates:
-    """One KV state per prompt prefix family on disk (state_store.py's rules), per sequence."""
+    """One KV state per prompt prefix family on disk (_state_store.py's rules), per sequence."""
 
     def __init__(self, runtime: Any, directory: Path) -> None:
         self.runtime = runtime
@@ -98,7 +100,7 @@ class BatchedLlamaEngine(LlamaCppEngine):
         super().__init__(model_path, **options)
         self.parallel = parallel
         self.reuse_prefixes = reuse_prefixes  # False: every prompt is read whole (make_lm's cache off)
-        self.draft = draft  # prompt-lookup drafts verified in the batch (batch_steps.py)
+        self.draft = draft  # prompt-lookup drafts verified in the batch (_batch_steps.py)
         self.draft_jobs = draft_jobs  # ... while at most this many jobs decode
         self._runtime_factory = runtime_factory  # tests pass a toy model
         self._runtime: Any = None
@@ -172,7 +174,7 @@ class BatchedLlamaEngine(LlamaCppEngine):
 
     def answer_logprobs(self, messages: list[dict[str, str]], answer: str) -> list[float]:
         """Token log probabilities of `answer` to the chat `messages`, as the serial engine's answer scorer
-        gives them (answer_scorer.py), read by this engine's own scheduler beside the calls in flight: no
+        gives them (_answer_scorer.py), read by this engine's own scheduler beside the calls in flight: no
         second model instance and its logits buffer, logits only at the answer's positions, and the
         instruction's prefix shared with any sequence that holds it. Raises ValueError when the text
         does not fit a call's context."""

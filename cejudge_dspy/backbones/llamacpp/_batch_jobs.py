@@ -1,4 +1,4 @@
-"""What the batch scheduler (batch_scheduler.py) works with: a job (one completion), the runtime that
+"""What the batch scheduler (_batch_scheduler.py) works with: a job (one completion), the runtime that
 evaluates tokens for it, and an optional store of prompt prefixes outside the KV cache."""
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ class Job:
     # the prefix store keeps a new family for a prompt whose system turn no stored prefix covers.
     stage_len: int = 0
     # A scoring job generates nothing: it reads `prompt` and keeps, in `logprobs`, the log probability of
-    # every token from this index on given those before it (answer_scorer.py's measure, in the batch).
+    # every token from this index on given those before it (_answer_scorer.py's measure, in the batch).
     score_from: int | None = None
     error: BaseException | None = None
     done: threading.Event = field(default_factory=threading.Event)

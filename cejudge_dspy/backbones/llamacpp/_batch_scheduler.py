@@ -2,17 +2,18 @@
 together, one token each per step, and a new call starts from the longest prefix any sequence holds.
 
 Why: on 2 CPU cores one decode step of the 1.5B model costs about as much for 4 sequences as for 1.8
-(measured, benchmarks/bench_batch_decode.py: 14.3 tokens/s alone, 31.3 with 4 sequences), because a step
+(measured, benchmarks/bench_batch_decode.py: 14.3 tokens/s alone, 31.3 with 4 sequences;
+docs/measurements/speed-and-cost.md), because a step
 reads all the weights whatever the number of rows. A CE-Judge item makes its calls in parallel groups
 (the concepts of instruction and responses, the four checklists, the grades of both orders), so a
 serial engine leaves that throughput unused, and most of an item's time is now decoding.
 
-The scheduler is pure Python over a small `Runtime` (batch_engine.py's wraps llama.cpp; the tests' a
+The scheduler is pure Python over a small `Runtime` (_batch_engine.py's wraps llama.cpp; the tests' a
 toy model), so its bookkeeping is tested without a model. Invariant: `job.kv` lists exactly the tokens
 whose keys and values the job's sequence holds, at positions 0..len-1.
 
 This module holds the queue, the thread and admission (which sequence a job gets, which prefix it copies);
-the decode step itself, and how a job finishes or fails, are in batch_steps.py.
+the decode step itself, and how a job finishes or fails, are in _batch_steps.py.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ class BatchScheduler(DecodeSteps):
         draft_jobs: int = DRAFT_JOBS,
     ) -> None:
         self.runtime = runtime
-        self.draft = draft  # prompt-lookup drafts, verified in the same decode call (batch_steps.py)
+        self.draft = draft  # prompt-lookup drafts, verified in the same decode call (_batch_steps.py)
         self.draft_jobs = draft_jobs  # ... only while at most this many jobs decode
         self.drafted = self.accepted = 0
         self.reuse = reuse  # False: no prefix is shared or kept, every prompt is read whole

@@ -1,4 +1,4 @@
-"""The decode step of the batch scheduler (batch_scheduler.py), and how a job ends.
+"""The decode step of the batch scheduler (_batch_scheduler.py), and how a job ends.
 
 `DecodeSteps` holds what happens inside one llama decode call: which tokens of the running jobs go into the
 batch (with prompt-lookup drafts), reading the logits back (sampling a completion's next token, verifying
@@ -26,8 +26,8 @@ from cejudge_dspy.backbones.llamacpp._batch_jobs import Job, NoRoom, Prefixes, R
 # Drafts are verified only while at most this many jobs decode (the scheduler's `draft_jobs`): each draft
 # is another row of the batch, and on 2 cores a step of 4 rows costs 1.8 steps of one
 # (benchmarks/bench_batch_decode.py). With 1 they go only to a call that decodes alone (a pointwise
-# judgment's score, a stage's tail): faster on both kinds of judgment in benchmarks/RESULTS.md, where up to
-# two jobs had made the README's pair slower.
+# judgment's score, a stage's tail): faster on both kinds of judgment, where drafts for up to two jobs had
+# made the German example pair slower (docs/measurements/speed-and-cost.md).
 DRAFT_JOBS = 1
 MAX_DRAFT = 8
 

@@ -10,7 +10,7 @@ Two parts:
   Response`) around `llama_cpp.Llama.create_chat_completion`, which applies the GGUF's own chat template.
 
 The resolution lives here (tests patch its pinned constants and helpers on this module); the engine lives
-in llama_engine.py and the file checks in gguf.py.
+in _engine.py and the file checks in _gguf.py.
 """
 
 from __future__ import annotations

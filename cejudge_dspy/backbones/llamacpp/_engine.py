@@ -24,7 +24,8 @@ from cejudge_dspy.backbones.llamacpp._top_logprobs import TopLogprobs
 from cejudge_dspy.errors import BackboneError
 
 # A mild repeat penalty stops the 1.5B model's temperature-0 loops (measured: a pairwise item went from a
-# truncated, unparsable judgment to a parsed one with 764 output tokens in all); README "obvious items".
+# truncated, unparsable judgment to a parsed one with 764 output tokens in all;
+# docs/measurements/embedded-obvious-items.md).
 DEFAULT_REPEAT_PENALTY = 1.1
 
 
@@ -54,17 +55,17 @@ class LlamaCppEngine:
         repeat_penalty: float = 1.0,
     ) -> None:
         self.model_path = Path(model_path)
-        # True: a requested JSON schema becomes a llama.cpp grammar (always parsable, but this build
-        # checks every vocabulary entry at every step: measured 4-5x slower decoding for Qwen's 151k
-        # vocabulary). False: the schema is left to the prompt (DSPy's JSONAdapter states it) and the
-        # stage's parse-and-retry handles a malformed answer.
+        # True: a requested JSON schema becomes a llama.cpp grammar (always parsable, but this build checks
+        # every vocabulary entry at every step: measured 4-5x slower decoding for Qwen's 151k vocabulary;
+        # docs/measurements/speed-and-cost.md). False: the schema is left to the prompt (DSPy's JSONAdapter
+        # states it) and the stage's parse-and-retry handles a malformed answer.
         self.constrained = constrained
         # >1 discourages the loops small models fall into at temperature 0 (the same list item again and
         # again until max_tokens), which leave unparsable, truncated JSON after a minute of decoding.
         self.repeat_penalty = repeat_penalty
         self.n_ctx = n_ctx
         # >0: keep llama.cpp states of earlier prompts in RAM, so a call whose prompt starts like an
-        # earlier one (same stage instructions) skips re-reading that prefix (prefix_cache.py).
+        # earlier one (same stage instructions) skips re-reading that prefix (_prefix_cache.py).
         self.prompt_cache_bytes = prompt_cache_bytes
         # With the cache on: also keep one state per stage prefix on disk, for the next process.
         self.prompt_state_dir = Path(prompt_state_dir) if prompt_state_dir else None
@@ -134,7 +135,7 @@ class LlamaCppEngine:
 
     def _cover(self, llama: Any, messages: list[dict[str, str]]) -> int:
         """The tokens of this chat's system turn, which a stored prefix must cover for the prefix store
-        not to start a new family (state_store.py `wants`): a stage variant (an ablation, a tuned
+        not to start a new family (_state_store.py `wants`): a stage variant (an ablation, a tuned
         instruction) that parts from a stored prompt inside it gets a family of its own; 0 without a
         template."""
         if self._formatter is None:
@@ -161,8 +162,8 @@ class LlamaCppEngine:
             self._load_locked()
 
     def answer_logprobs(self, messages: list[dict[str, str]], answer: str) -> list[float]:
-        """Token log probabilities of `answer` to the chat `messages` (answer_scorer.py); the checks that
-        read them (likelihood_check.py) find this method on the LM's engine. Serialised with generation:
+        """Token log probabilities of `answer` to the chat `messages` (_answer_scorer.py); the checks that
+        read them (judges/_likelihood.py) find this method on the LM's engine. Serialised with generation:
         both instances share the cores."""
         with self._lock:
             if self._scorer is None:

@@ -1,6 +1,6 @@
 """GGUF model files: where the embedded backbone looks for them and what makes one usable.
 
-Shared by the model resolution (embedded.py) and the llama.cpp engine (llama_engine.py).
+Shared by the model resolution (_embedded.py) and the llama.cpp engine (_engine.py).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def cache_dir() -> Path:
 
 
 def prompt_state_dir(model_name: str, n_ctx: int) -> Path | None:
-    """Where a model's stored prompt states live (state_store.py), or None when `$CEJUDGE_PROMPT_STATES`
+    """Where a model's stored prompt states live (_state_store.py), or None when `$CEJUDGE_PROMPT_STATES`
     is "off": `<cache>/prompt-states/<model>-ctx<n>-llama<version>`, since a state only fits the model,
     context size and llama.cpp build that wrote it."""
     root = os.environ.get(ENV_PROMPT_STATES, "").strip()

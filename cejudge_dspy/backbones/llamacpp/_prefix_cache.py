@@ -14,7 +14,7 @@ uncounted by its capacity. Those logits are never needed: llama.cpp re-evaluates
 prompt token after a restore, so sampling always starts from fresh logits. This cache keeps a
 one-row stand-in instead (it broadcasts in `Llama.load_state`) and counts the state bytes it keeps.
 
-With a `StateStore` (state_store.py) the cache also keeps one state per prefix family on disk and
+With a `StateStore` (_state_store.py) the cache also keeps one state per prefix family on disk and
 starts from those, so a fresh process does not re-read every stage's prefix.
 
 The interface is the one `Llama.set_cache` expects of `llama_cpp.BaseLlamaCache`.
@@ -49,7 +49,7 @@ def system_turn(
 ) -> int:
     """How many leading tokens of `prompt` (the chat `messages`, tokenised by `prompt_of`) its system
     message accounts for (0 without one): the chat with that message alone parts from the whole chat
-    where the next turn begins. The prefix store's `cover` (state_store.py)."""
+    where the next turn begins. The prefix store's `cover` (_state_store.py)."""
     if not messages or messages[0].get("role") != "system" or len(messages) == 1:
         return 0
     return common_prefix(prompt, prompt_of(messages[:1]))

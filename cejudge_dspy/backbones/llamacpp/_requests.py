@@ -1,5 +1,5 @@
 """DSPy's canonical request -> `llama_cpp.Llama.create_chat_completion` keyword arguments (the engine in
-llama_engine.py sends them): messages, sampling settings, and a JSON schema rewritten for llama.cpp."""
+_engine.py sends them): messages, sampling settings, and a JSON schema rewritten for llama.cpp."""
 
 from __future__ import annotations
 

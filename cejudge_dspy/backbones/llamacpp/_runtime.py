@@ -74,7 +74,7 @@ class LlamaRuntime:
 
     def answer_tokens(self, messages: list[dict[str, str]], answer: str) -> tuple[list[int], list[int]]:
         """The tokens of `messages` up to `answer` as the assistant's turn, and those of the answer with its
-        end of turn, as the serial engine's answer scorer splits them (answer_scorer.py)."""
+        end of turn, as the serial engine's answer scorer splits them (_answer_scorer.py)."""
         if self._texts is None:
             from cejudge_dspy.backbones.llamacpp._answer_scorer import AnswerScorer
 

@@ -1,6 +1,6 @@
 """Prompt states kept on disk, so a fresh process starts with every stage's prefix already read.
 
-Why: the prompt-state cache (prefix_cache.py) lives in RAM, and every `cejudge judge` is a fresh process.
+Why: the prompt-state cache (_prefix_cache.py) lives in RAM, and every `cejudge judge` is a fresh process.
 Its first call of each stage reads the whole stage prefix (the adapter's field list, the stage's
 instruction, the task's wording: 250-630 tokens); measured on the README's German pair, those first
 calls read about 2,000 of the 2,550 prompt tokens the judgment evaluated, some 40 of its 96 seconds on
@@ -83,7 +83,7 @@ class StateStore:
                 state = make(
                     # The whole buffer (n_ctx long): Llama.load_state adopts it as the model's own.
                     input_ids=np.array(f["input_ids"], dtype=np.intc),
-                    # One row of logits broadcasts in Llama.load_state (see prefix_cache.py).
+                    # One row of logits broadcasts in Llama.load_state (see _prefix_cache.py).
                     scores=np.zeros((1, int(f["n_vocab"])), dtype=np.single),
                     n_tokens=int(f["n_tokens"]),
                     llama_state=blob,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rich.panel import Panel
@@ -56,51 +57,88 @@ def summary_table(summary: dict[str, Any], title: str | None = None) -> Table:
     accuracy (unparsed counted wrong); the run's headline (strict under `--preset paper`) comes first,
     with the CI. The caption names the pairwise position statistics in words; README.md ("Reading a run
     table") explains each number."""
-    metric = summary["metric"]
-    pairwise = "share_final_A" in summary
-    strict_first = pairwise and (summary.get("run") or {}).get("headline") == "strict"
+    layout = _Layout.of(summary)
     table = Table(title=title or f"{summary['task']} · {', '.join(summary.get('methods', []))}")
-    heads = ["strict accuracy", "95% CI", "accuracy"] if strict_first else [metric, "95% CI"]
-    if pairwise and not strict_first:
-        heads.append("strict")
-    columns = ["language", *heads, "items", "n", "unparsed"] + (["gold ties"] if pairwise else [])
-    for col in [*columns, "excluded"]:
+    for col in [*layout.columns, "excluded"]:
         table.add_column(col, justify="right" if col != "language" else "left")
-    few = False
-
-    def row(name: str, m: dict[str, Any]) -> None:
-        nonlocal few
-        c = m.get("counts") or {}
-        strict = m.get("strict") or {}
-        head = strict if strict_first else m
-        if head.get("ci_low") is not None:
-            ci = f"[{_fmt(head['ci_low'])}, {_fmt(head['ci_high'])}]"
-        elif head.get("n", m["n"]) < 5:
-            ci, few = "n < 5", True
-        else:
-            ci = "—"
-        cells = [name, _fmt(head.get("value")), ci]
-        if pairwise:
-            cells.append(_fmt((m if strict_first else strict).get("value")))
-        cells += [_fmt(c.get("items")), str(m["n"]), _fmt(c.get("unparsed"))]
-        if pairwise:
-            cells.append(_fmt(c.get("gold_ties")))
-        excluded = c.get("errors", 0) + c.get("no_label", 0) if c else m["n_excluded"]
-        table.add_row(*cells, str(excluded))
-
-    for lang, m in summary.get("per_language", {}).items():
-        row(lang, m)
+    rows = list(summary.get("per_language", {}).items())
     if "overall" in summary:
-        row("[bold]all items[/]", summary["overall"])
-    blank = [""] * (len(columns) - 1)
+        rows.append(("[bold]all items[/]", summary["overall"]))
+    few = False
+    for name, m in rows:
+        cells, no_ci = _metric_row(name, m, layout)
+        table.add_row(*cells)
+        few = few or no_ci
+    _add_average_row(table, summary, layout)
+    table.caption = " · ".join(_summary_caption(summary, pairwise=layout.pairwise, few=few))
+    return table
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """The metric columns of a summary table: pairwise tables add strict accuracy (unparsed counted
+    wrong) and gold ties; `strict_first` when the run's headline is strict (`--preset paper`)."""
+
+    metric: str
+    pairwise: bool
+    strict_first: bool
+
+    @classmethod
+    def of(cls, summary: dict[str, Any]) -> _Layout:
+        pairwise = "share_final_A" in summary
+        strict_first = pairwise and (summary.get("run") or {}).get("headline") == "strict"
+        return cls(summary["metric"], pairwise, strict_first)
+
+    @property
+    def columns(self) -> list[str]:
+        """All but `excluded`, the last column."""
+        heads = ["strict accuracy", "95% CI", "accuracy"] if self.strict_first else [self.metric, "95% CI"]
+        if self.pairwise and not self.strict_first:
+            heads.append("strict")
+        return ["language", *heads, "items", "n", "unparsed"] + (["gold ties"] if self.pairwise else [])
+
+
+def _metric_row(name: str, m: dict[str, Any], layout: _Layout) -> tuple[list[str], bool]:
+    """The cells of one language's row (or all items'), and whether its CI is missing for too few items."""
+    c = m.get("counts") or {}
+    strict = m.get("strict") or {}
+    head = strict if layout.strict_first else m
+    ci, few = _ci_cell(head, m["n"])
+    cells = [name, _fmt(head.get("value")), ci]
+    if layout.pairwise:
+        cells.append(_fmt((m if layout.strict_first else strict).get("value")))
+    cells += [_fmt(c.get("items")), str(m["n"]), _fmt(c.get("unparsed"))]
+    if layout.pairwise:
+        cells.append(_fmt(c.get("gold_ties")))
+    excluded = c.get("errors", 0) + c.get("no_label", 0) if c else m["n_excluded"]
+    return [*cells, str(excluded)], few
+
+
+def _ci_cell(head: dict[str, Any], n: int) -> tuple[str, bool]:
+    """The headline's 95% CI, or why there is none (True: fewer than 5 scored items)."""
+    if head.get("ci_low") is not None:
+        return f"[{_fmt(head['ci_low'])}, {_fmt(head['ci_high'])}]", False
+    if head.get("n", n) < 5:
+        return "n < 5", True
+    return "—", False
+
+
+def _add_average_row(table: Table, summary: dict[str, Any], layout: _Layout) -> None:
+    """The macro average over languages, headline first; per-dimension labels get a note instead."""
+    blank = [""] * (len(layout.columns) - 1)
     if summary.get("per_language"):
         averages = [summary.get("strict_average"), summary.get("average")]
-        if not strict_first:
+        if not layout.strict_first:
             averages.reverse()
-        cells = [_fmt(averages[0]), ""] + ([_fmt(averages[1])] if pairwise else [])
+        cells = [_fmt(averages[0]), ""] + ([_fmt(averages[1])] if layout.pairwise else [])
         table.add_row("[bold]average (macro)[/]", *cells, *blank[len(cells) :])
     elif summary.get("dimensions"):
         table.add_row("(labels are per dimension: see the table below)", *blank)
+
+
+def _summary_caption(summary: dict[str, Any], *, pairwise: bool, few: bool) -> list[str]:
+    """The caption's parts: the run's counts, how verdicts were decided, the position statistics, the
+    LM calls per item."""
     caption = [
         f"items {summary['n_items']}",
         f"unparsed {summary['n_unparsed']}",
@@ -108,30 +146,43 @@ def summary_table(summary: dict[str, Any], title: str | None = None) -> Table:
     ]
     if few:
         caption.append("no CI below 5 scored items")
+    caption += _decision_notes(summary)
+    caption += _position_notes(summary, pairwise=pairwise)
+    usage = summary.get("usage", {})
+    caption.append(f"LM calls/item {_fmt(usage.get('calls_per_item'), 1)}")
+    return caption
+
+
+def _decision_notes(summary: dict[str, Any]) -> list[str]:
+    """Verdicts decided without the judge's comparison: by the responses' grades, or by a check."""
+    notes = []
     if "decided_by_grades" in summary:
         liked = summary.get("decided_by_likelihood", 0)
-        caption.append(
+        notes.append(
             f"decided by the responses' own grades {summary['decided_by_grades']} of {summary['n_graded']}"
             + (f", by the likelihood tie-breaker {liked}" if liked else "")
             + " (no order shown; the position figures cover the rest)"
         )
     if checks := summary.get("decided_by_checks"):
         shown = ", ".join(f"{name} {n}" for name, n in checks.items())
-        caption.append(f"scored lowest by a check, without an LLM judgment: {shown}")
+        notes.append(f"scored lowest by a check, without an LLM judgment: {shown}")
+    return notes
+
+
+def _position_notes(summary: dict[str, Any], *, pairwise: bool) -> list[str]:
+    """Position consistency, bias towards the response shown first, and the final verdicts' shares."""
+    notes = []
     if "position_consistency" in summary:
         consistency = _fmt(summary["position_consistency"]["value"])
-        caption.append(f"position consistency {consistency} (same pick in both orders)")
+        notes.append(f"position consistency {consistency} (same pick in both orders)")
     if pairwise:
         first = _fmt(summary["share_shown_A"]["value"])
-        caption.append(f"picked the response shown first {first} (0.5: no position bias)")
-        caption.append(
+        notes.append(f"picked the response shown first {first} (0.5: no position bias)")
+        notes.append(
             f"final verdict A {_fmt(summary['share_final_A']['value'])}"
             + (f", tie {_fmt(summary['share_tie']['value'])}" if "share_tie" in summary else "")
         )
-    usage = summary.get("usage", {})
-    caption.append(f"LM calls/item {_fmt(usage.get('calls_per_item'), 1)}")
-    table.caption = " · ".join(caption)
-    return table
+    return notes
 
 
 _WHY = {  # correlations take (judge, human): x is the judge's side
@@ -172,7 +223,7 @@ def compare_table(cmp: dict[str, Any]) -> Table:
     pairwise, strict accuracy (unparsed counted wrong) of each with its own McNemar p. The caption names
     every setting the runs differ in (an ablation, the backbone, the rule)."""
     a, b = cmp["runs"]
-    # Runs from before the decision rule were decided by the argmax (run_dir.LATER_KEYS).
+    # Runs from before the decision rule were decided by the argmax (`LATER_KEYS` in runs/_identity.py).
     ra, rb = (f"{r['method']} ({r['lm']}, {r.get('decision') or 'argmax'} rule)" for r in (a, b))
     table = Table(title=f"{cmp['task']}: A = {ra} vs B = {rb}")
     by = cmp.get("by", "language")

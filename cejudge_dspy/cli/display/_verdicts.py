@@ -1,5 +1,5 @@
 """Verdict panels: which response won in plain words, each order in terms of the original responses,
-and the checklist answers under the questions they answer (answers.py places them)."""
+and the checklist answers under the questions they answer (_answers.py places them)."""
 
 from __future__ import annotations
 

@@ -2,9 +2,9 @@
 
 from cejudge_dspy.judges.cejudge._checks import CHECK_NAMES
 from cejudge_dspy.judges.cejudge._judges import cejudge_program, reference_default
-from cejudge_dspy.judges.cejudge._pairwise import PairwiseJudge, shown_first
+from cejudge_dspy.judges.cejudge._pairwise import JUDGMENTS, PairwiseJudge, shown_first
 from cejudge_dspy.judges.cejudge._pointwise import PointwiseJudge
-from cejudge_dspy.judges.cejudge._program import CEJudgeProgram
+from cejudge_dspy.judges.cejudge._program import DIRECTIONS, JUDGE_ON, CEJudgeProgram
 from cejudge_dspy.judges.cejudge._signatures import TASK_DESC
 from cejudge_dspy.judges.cejudge._stages import (
     ChecklistFromInstruction,
@@ -19,6 +19,9 @@ from cejudge_dspy.judges.cejudge._tiebreak import DEFAULT_TIE_BREAKER, TIE_BREAK
 from cejudge_dspy.judges.cejudge._understanding import Understanding, findings, translated_only
 
 __all__ = [
+    "DIRECTIONS",
+    "JUDGE_ON",
+    "JUDGMENTS",
     "CEJudgeProgram",
     "CHECK_NAMES",
     "ChecklistFromInstruction",

@@ -1,9 +1,9 @@
 """Checks that give a pointwise translation the scale's lowest level without an LLM judgment.
 
-Both catch what the embedded 1.5B judge cannot see (README, "The embedded judge on obvious items"), each
+Both catch what the embedded 1.5B judge cannot see (docs/measurements/embedded-obvious-items.md), each
 only where it is sure, and each leaves its figures in the record:
-- the response language (language_check.py): a translation into another language, or the source copied;
-- the backbone's own likelihood of the translation given its source (likelihood_check.py): word salad.
+- the response language (_language_check.py): a translation into another language, or the source copied;
+- the backbone's own likelihood of the translation given its source (judges/_likelihood.py): word salad.
 The language check runs first: it needs no model, and a copied source is likely to any backbone.
 """
 

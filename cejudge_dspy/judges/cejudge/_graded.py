@@ -1,10 +1,10 @@
 """The graded pairwise judgment: each response judged on its own, the pair decided from the two grades.
 
-Measured on the embedded 1.5B backbone (README, "How a pairwise verdict is reached"): shown two
+Measured on the embedded 1.5B backbone (docs/measurements/pairwise-verdicts.md): shown two
 responses at once, a small judge prefers a position and follows whichever response it read last; asked
 about one response at a time ("does it do what is asked: yes, partly or no?"), it is right far more
 often, and no presentation order exists to bias it. So a pair is decided from the two grades when they
-separate, and a tie-breaker (tiebreak.py) decides when they do not: by default the backbone's likelihood
+separate, and a tie-breaker (_tiebreak.py) decides when they do not: by default the backbone's likelihood
 of each response as its own answer, or CE-Judge's pairwise judgment in both orders ("orders"):
 
 - argmax rule: the labels differ (yes > partly > no) -> the better label wins; equal labels -> the
@@ -109,7 +109,7 @@ def graded_call(a: GradeResult, b: GradeResult, margin: float) -> GradedCall:
 
 
 def broken_tie(call: GradedCall, liked: LikelihoodPreference) -> GradedCall:
-    """`call` with what its grades left open decided by the likelihood tie-breaker (tiebreak.py): the
+    """`call` with what its grades left open decided by the likelihood tie-breaker (_tiebreak.py): the
     verdict where the labels are equal, p(A) where the expected grades are within the margin."""
     from_labels = call.argmax_verdict is not None
     from_grades = call.p_a is not None

@@ -1,12 +1,12 @@
-"""CE-Judge programs: `PointwiseJudge` (pointwise.py: a score on the task's scale), `PairwiseJudge`
-(pairwise.py: A or B), and `cejudge_program`, which builds the one a task needs from run options.
+"""CE-Judge programs: `PointwiseJudge` (_pointwise.py: a score on the task's scale), `PairwiseJudge`
+(_pairwise.py: A or B), and `cejudge_program`, which builds the one a task needs from run options.
 
 One item's journey, as the method prescribes:
   concepts of the original texts | English translations          (all at once)
   -> checklist response->instruction | instruction->response      (per response, all at once)
   -> judgment on the untranslated texts plus the concatenated checklist(s)
-The stages and the understanding of one response live in program.py; the record fields filled from
-it in understanding.py.
+The stages and the understanding of one response live in _program.py; the record fields filled from
+it in _understanding.py.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from cejudge_dspy.tasks import TaskSpec
 
 def reference_default(mode: str) -> bool:
     """Whether a CE-Judge judge writes its own reference unless told: the pointwise judge its own
-    translation of the source (measured to help on the embedded model), the pairwise one no answer."""
+    translation of the source (measured to help on the embedded model:
+    docs/measurements/embedded-obvious-items.md), the pairwise one no answer."""
     return mode == "pointwise"
 
 
@@ -47,7 +48,7 @@ def cejudge_program(
     answers: bool = False,
     **_: Any,
 ) -> dspy.Module:
-    """The `cejudge` method: the task's pairwise or pointwise CE-Judge (ablations: see program.py).
+    """The `cejudge` method: the task's pairwise or pointwise CE-Judge (ablations: see _program.py).
     `reference=None`: the mode's default (`reference_default`)."""
     ablations = {"concepts": concepts, "directions": directions, "judge_on": judge_on}
     reference = reference_default(spec.mode) if reference is None else reference

@@ -1,12 +1,12 @@
 """Is a response written in the language it must be in? Language identification, not an LLM.
 
-A translation into the wrong language, or the source copied untranslated, is the bottom of any
-translation scale (LitEval's level 1: "untranslated"). Measured on the embedded 1.5B backbone, the
-judge cannot see it: asked "is the translation written in English?" it answered P(yes) about 0.5 for
-every translation, right or wrong, and scored copies of the source 5-7 (README, "Obvious items").
-A language identifier sees it at a glance, so a task can declare the check (`check_response_language
-= true`) and CE-Judge's pointwise judge then gives such a response the scale's lowest level, saying
-why in the record, without asking the LLM.
+A translation into the wrong language, or the source copied untranslated, is the bottom of any translation
+scale (LitEval's level 1: "untranslated"). Measured on the embedded 1.5B backbone, the judge cannot see it:
+asked "is the translation written in English?" it answered P(yes) about 0.5 for every translation, right or
+wrong, and scored copies of the source 5-7 (docs/measurements/embedded-obvious-items.md). A language
+identifier sees it at a glance, so a task can declare the check (`check_response_language = true`) and
+CE-Judge's pointwise judge then gives such a response the scale's lowest level, saying why in the record,
+without asking the LLM.
 
 The identifier is py3langid (langid.py's model, 97 languages, normalised probabilities). It is only
 trusted where it is sure: at least `MIN_LETTERS` letters (a Han, kana or Hangul character counts as

@@ -1,7 +1,7 @@
 """CE-Judge's pairwise judge: which of two responses is better, graded one by one or shown as a pair.
 
 Each response's concepts, translation and checklists as for the pointwise judge; then, by default, a grade
-per response on its own (graded.py), and the pairwise judgment in both orders only where the grades do not
+per response on its own (_graded.py), and the pairwise judgment in both orders only where the grades do not
 separate the pair; `judgment="pairwise"` runs the paper's pairwise judgment on every pair. With
 `reference=True` the judge first writes its own short answer to the instruction (reference-guided grading, as
 MT-Bench's judge does for maths), and both grades read it; the record keeps it under `details["reference"]`.
@@ -10,6 +10,7 @@ MT-Bench's judge does for maths), and both grades read it; the record keeps it u
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import dspy
@@ -24,6 +25,7 @@ from cejudge_dspy.judges._readings import (
 )
 from cejudge_dspy.judges._stages import StageFailure, judge_order
 from cejudge_dspy.judges.cejudge._graded import (
+    GradedCall,
     broken_tie,
     failed_grade,
     grade_from,
@@ -60,12 +62,21 @@ Judgment = Literal["graded", "pairwise"]
 JUDGMENTS: tuple[Judgment, ...] = ("graded", "pairwise")
 
 
+@dataclass(frozen=True)
+class _Graded:
+    """The graded judgment's step: both grades, what they decide, and the tie-breaker's note."""
+
+    grades: dict[str, GradeResult]
+    call: GradedCall
+    tie_note: str
+
+
 class PairwiseJudge(CEJudgeProgram):
     """Pick the better of two responses.
 
     `judgment="graded"` (default): each response is graded on its own with its checklist, and the
     pairwise judgment (both orders by default) decides only pairs whose grades do not separate (see
-    graded.py). `judgment="pairwise"`: the paper's judgment, both responses shown at once, for every pair.
+    _graded.py). `judgment="pairwise"`: the paper's judgment, both responses shown at once, for every pair.
     `reference=True` (graded only): both grades also read the judge's own short answer, written first.
     """
 
@@ -115,11 +126,8 @@ class PairwiseJudge(CEJudgeProgram):
         language = normalize_language(language)
         usage = Usage()
         graded = self.judgment == "graded"
-        # Both responses ask for the instruction's concepts and English; the second request is shared.
         n_orders = 2 if self.orders == "both" else 1
-        expected = 2 * self._calls_to_understand(language, language) + (2 if graded else n_orders)
-        expected += 1 if self.reference else 0
-        with collecting(usage, expected_calls=expected):
+        with collecting(usage, expected_calls=self._expected_calls(language, graded, n_orders)):
             try:
                 # Each response's checklists start as soon as its own concepts and translation are in;
                 # the reference answer needs only the instruction.
@@ -133,34 +141,57 @@ class PairwiseJudge(CEJudgeProgram):
             found = findings(usage, a=seen_a, b=seen_b)
             if self.reference:
                 found["details"] = {"reference": reference}
-            grades: dict[str, GradeResult] = {}
-            tie_note = ""
-            if graded:
-                grade_a, grade_b = await asyncio.gather(
-                    self._grade(seen_a, "A", language, reference),
-                    self._grade(seen_b, "B", language, reference),
-                )
-                grades = {"a": grade_a, "b": grade_b}
-                call = graded_call(grade_a, grade_b, self.grade_margin)
-                if call.needs_orders(self.decision) and self.tie_breaker == "likelihood":
-                    liked = await likelihood_tie_break(instruction, a, b)
-                    found.setdefault("details", {})["likelihood"] = liked.to_dict()
-                    tie_note = liked.describe()
-                    # Unscored: the grades alone decide where they differ at all (margin 0).
-                    call = (
-                        broken_tie(call, liked)
-                        if liked.p_a is not None
-                        else graded_call(grade_a, grade_b, 0.0)
-                    )
+            graded_step = (
+                await self._grade_both(instruction, (a, b), (seen_a, seen_b), language, reference, found)
+                if graded
+                else None
+            )
             orders: list[OrderResult] = []
-            if not graded or call.needs_orders(self.decision):
-                if graded:
+            if graded_step is None or graded_step.call.needs_orders(self.decision):
+                if graded_step is not None:
                     expect_more_calls(n_orders)
                 # The swapped order reuses the checklists: only the judgment is repeated.
                 plan = [("AB", seen_a, seen_b)] + ([("BA", seen_b, seen_a)] if n_orders == 2 else [])
                 orders = list(await asyncio.gather(*(self._judge_order(*p, language) for p in plan)))
+        return self._verdict(graded_step, orders, found)
+
+    def _expected_calls(self, language: str, graded: bool, n_orders: int) -> int:
+        """The LM calls an item should take, for its progress (a tie-breaker's orders add theirs later)."""
+        # Both responses ask for the instruction's concepts and English; the second request is shared.
+        expected = 2 * self._calls_to_understand(language, language) + (2 if graded else n_orders)
+        return expected + (1 if self.reference else 0)
+
+    async def _grade_both(
+        self,
+        instruction: str,
+        texts: tuple[str, str],
+        seen: tuple[Any, Any],
+        language: str,
+        reference: dict[str, str | None],
+        found: dict[str, Any],
+    ) -> _Graded:
+        """The graded judgment: each response graded on its own, then the likelihood tie-breaker where the
+        grades are within the margin (its reading goes into `found`'s details)."""
+        grade_a, grade_b = await asyncio.gather(
+            self._grade(seen[0], "A", language, reference),
+            self._grade(seen[1], "B", language, reference),
+        )
+        call, tie_note = graded_call(grade_a, grade_b, self.grade_margin), ""
+        if call.needs_orders(self.decision) and self.tie_breaker == "likelihood":
+            liked = await likelihood_tie_break(instruction, *texts)
+            found.setdefault("details", {})["likelihood"] = liked.to_dict()
+            tie_note = liked.describe()
+            # Unscored: the grades alone decide where they differ at all (margin 0).
+            call = broken_tie(call, liked) if liked.p_a is not None else graded_call(grade_a, grade_b, 0.0)
+        return _Graded({"a": grade_a, "b": grade_b}, call, tie_note)
+
+    def _verdict(
+        self, graded: _Graded | None, orders: list[OrderResult], found: dict[str, Any]
+    ) -> dspy.Prediction:
+        """The item's result from the grades (graded judgment) and the orders judged (if any)."""
+        grades = graded.grades if graded else {}
         by_orders, consistent = reconcile(orders) if orders else (None, None)
-        argmax = call.argmax_verdict if graded and call.argmax_verdict else by_orders
+        argmax = graded.call.argmax_verdict if graded and graded.call.argmax_verdict else by_orders
         if graded and argmax is None and not orders:
             argmax = "tie"  # equal labels the expected grades decided: no argmax answer separates them
         if argmax is None:
@@ -169,7 +200,9 @@ class PairwiseJudge(CEJudgeProgram):
             return unparsed(
                 "pairwise", "VerdictJudgment", reason, failed.raw, orders=orders, grades=grades, **found
             ).to_prediction()
-        p_graded = call.p_a if graded else None  # p(A) when the grades decided under the probability rule
+        p_graded = (
+            graded.call.p_a if graded else None
+        )  # p(A) when the grades decided under the probability rule
         probabilities = (
             preference_probabilities(p_graded, self.tie_band)
             if p_graded is not None
@@ -178,21 +211,21 @@ class PairwiseJudge(CEJudgeProgram):
             else unread_grades(grades)
         )
         first = orders[0] if orders else None
+        if graded and not orders:
+            feedback = graded_feedback(grades, graded.tie_note)
+        else:
+            feedback = first.feedback if first else ""
         result = JudgeResult(
             mode="pairwise",
             status="ok",
             verdict=argmax,
             consistent=consistent,
-            feedback=graded_feedback(grades, tie_note)
-            if graded and not orders
-            else first.feedback
-            if first
-            else "",
+            feedback=feedback,
             answers=first.answers if first else [],
             orders=orders,
             probabilities=probabilities,
             grades=grades,
-            decided_by=call.decided_by(bool(orders)) if graded else {},
+            decided_by=graded.call.decided_by(bool(orders)) if graded else {},
             **found,
         )
         return decide(result, self.decision).to_prediction()

@@ -1,15 +1,15 @@
 """CE-Judge's pointwise judge: a score on the task's scale for one response (e.g. a literary translation).
 
 concepts and English translations -> both checklists -> the judgment on the untranslated texts, after the
-checks that decide without an LLM judgment (checks.py). For an item whose response is in another language
+checks that decide without an LLM judgment (_checks.py). For an item whose response is in another language
 than its source (a translation), the judge first translates the source itself, and the judgment reads that
 reference beside the response (`reference=False` turns it off); the record keeps it under
 `details["reference"]`, with the stage that wrote it. Into English, that reference is the source's English
 translation of stage 2 (one call serves both); into another language, the `reference` stage writes it.
 The judgment reads the checklist and answers it for itself; `answers=True` has it write its answers
-first, the paper's step (the default until 3 December 2026: on the embedded backbone the answers were
-the checklist's questions copied back, most of the judgment's tokens, and the scores are the same
-without them; README "Ablations").
+first, the paper's step (once the default; on the embedded backbone the answers were the checklist's
+questions copied back, most of the judgment's tokens, and the scores are the same without them;
+docs/measurements/embedded-obvious-items.md).
 """
 
 from __future__ import annotations
@@ -58,15 +58,17 @@ class PointwiseJudge(CEJudgeProgram):
         super().__init__(task, translator, **ablations)
         self.decision = check_decision(decision)
         # Each only for tasks that declare it (check_response_language, check_translation_likelihood;
-        # see checks.py); False runs the LLM judgment on every item.
+        # see _checks.py); False runs the LLM judgment on every item.
         self.language_check = language_check
         self.likelihood_check = likelihood_check
         # `answers=True`: the judgment writes its checklist answers first (the paper's judgment).
-        # Same attribute names, other fields: a saved program of the other kind does not load (saved.py).
+        # Same attribute names, other fields: a saved program of the other kind does not load
+        # (judges/_saved.py).
         self.answers = bool(answers)
         self.judge = ScoreJudgment() if self.answers else ScoreUnanswered()
         # The judge's own translation of the source, read beside the response: on the embedded 1.5B
-        # backbone it tells a fluent translation that says something else from a faithful one (README).
+        # backbone it tells a fluent translation that says something else from a faithful one
+        # (docs/measurements/embedded-obvious-items.md).
         self.reference = ReferenceTranslation() if reference else None
         with_reference = ScoreWithReference if self.answers else ScoreWithReferenceUnanswered
         self.judge_with_reference = with_reference() if reference else None

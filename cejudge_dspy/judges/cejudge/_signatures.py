@@ -246,7 +246,7 @@ def without_answers(signature: type[dspy.Signature]) -> type[dspy.Signature]:
     """`signature` without its `answers` output: the judge reads the checklist and answers it for itself.
 
     Why: on the embedded 1.5B backbone the written answers are mostly the checklist's questions copied
-    back or restated as praise (README, "The embedded judge on obvious items"), and they are most of the
+    back or restated as praise (docs/measurements/embedded-obvious-items.md), and they are most of the
     tokens the judgment writes. Paragraphs are rejoined without their line breaks."""
     text = "\n\n".join(" ".join(p.split()) for p in signature.instructions.split("\n\n"))
     if ANSWER_STEP not in text:

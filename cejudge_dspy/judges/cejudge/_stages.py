@@ -142,7 +142,7 @@ class ScoreWithReferenceUnanswered(ScoreJudgment):
 class ReferenceTranslation(Stage):
     """The judge's own translation of the source into the response's language, written before it reads the
     response (the pointwise judge's `reference=True`). Into English, when the LLM translates, stage 2's
-    translation of the source serves instead (pointwise.py)."""
+    translation of the source serves instead (_pointwise.py)."""
 
     signature = sig.TranslateForReference
     label = "reference translation"

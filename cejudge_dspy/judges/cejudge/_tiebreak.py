@@ -1,11 +1,11 @@
 """What decides a pair whose two grades do not separate it: the backbone's own likelihood, or the orders.
 
 On the embedded 1.5B backbone the graded judgment calls both responses of many obvious pairs "partly"
-and separates them by a few hundredths of an expected grade (README, "The embedded judge on obvious
-items": 21 of 60 pairs within 0.05 of p(A) = 0.5, and every verdict that changed between two engines or
+and separates them by a few hundredths of an expected grade (docs/measurements/embedded-obvious-items.md:
+21 of 60 pairs within 0.05 of p(A) = 0.5, and every verdict that changed between two engines or
 two runs was among them). Such a pair is decided by the last bits of a decode, not by the judge. The same
 model, asked how likely each response is as *its own answer* to the instruction (one forward pass each,
-nothing generated: answer_scorer.py), tells "15" from "16" for "8 + 7" at once. So within
+nothing generated: the engine's `answer_logprobs`), tells "15" from "16" for "8 + 7" at once. So within
 `grade_margin` of each other the grades leave the pair to a tie-breaker:
 
 - `likelihood` (default): p(A) = sigmoid(mean token log probability of A - that of B), the two texts

@@ -10,8 +10,8 @@ Seeds are human-written, so they are always kept; the filter only judges generat
 filter call is retried once, one candidate per call; a candidate still without a decision is recorded as
 "filter_failed" (left out until a person keeps it with `cejudge checklist review`), and the failure with
 the retry's outcome goes into `Checklist.failures`. Stage attributes of `ChecklistBuilder` (`diversify`,
-`elaborate`, `filter`) key its saved state. The stages live in stages.py, the `Checklist` data in
-checklist.py.
+`elaborate`, `filter`) key its saved state. The stages live in _stages.py, the `Checklist` data in
+_checklist.py.
 """
 
 from __future__ import annotations

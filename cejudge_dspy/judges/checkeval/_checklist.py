@@ -1,6 +1,6 @@
 """A CheckEval checklist as data: its questions, kept and dropped, and the file it is reviewed in.
 
-Built by `checklist_build.ChecklistBuilder`; answered by `checkeval.CheckEvalJudge`.
+Built by `_build.ChecklistBuilder`; answered by `_judge.CheckEvalJudge`.
 """
 
 from __future__ import annotations

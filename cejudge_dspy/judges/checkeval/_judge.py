@@ -1,12 +1,12 @@
 """CheckEval: answer a task's yes/no checklist, one call per sub-dimension, and score the share of Yes.
 
 One item's journey:
-  checklist (built and reviewed once: see build.py; the declared seeds when none was built)
+  checklist (built and reviewed once: see _build.py; the declared seeds when none was built)
   -> AnswerQuestions per sub-dimension                         (all at once)
   -> parse each answer to yes / no / missing (missing is recorded and excluded, never guessed)
   -> dimension score = Yes / answered within the dimension; score = Yes / answered over all questions
 The stage attribute `answer` keys the saved program JSON: keep its name. The answering stage and
-scoring live in answers.py; the correlation and agreement reports over runs live in
+scoring live in _answers.py; the correlation and agreement reports over runs live in
 `cejudge_dspy.metrics`.
 """
 

@@ -1,11 +1,11 @@
 """Verdicts from the judge's token probabilities: pure arithmetic, no LM and no DSPy.
 
 The judge already computed a distribution at the token that carries its answer; the argmax throws it
-away. token_reading.py finds that token in a judgment's output and reads the distribution there over
+away. _token_reading.py finds that token in a judgment's output and reads the distribution there over
 the allowed values only (`A`/`B`, a scale's levels, `yes`/`no`): `tokens_from_logprobs`, `value_starts`,
 `read_value`, `read_field`, `read_list_field`. Where the value cannot be found the reading says why;
-callers then keep the argmax answer. Those names are re-exported here, so importers keep
-`from cejudge_dspy.judges.verdicts._probabilities import ...`.
+callers then keep the argmax answer. Importers take those names, and the decisions below, from
+`cejudge_dspy.judges.verdicts`.
 
 Decisions built on a reading live here: `debiased_preference` (pairwise, both presentation orders
 averaged in probability space), `verdict_from_preference` (A, B, or a tie inside the tie band),
@@ -18,12 +18,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
-# The tie band's width around p(A) = 0.5, in probability. 0: a tie only at exactly 0.5, i.e. the
-# debiased preference always picks a side unless the two orders cancel out exactly. Chosen on dev data
-# with `cejudge calibrate RUN` (`evaluation.calibration.choose_tie_band`: the band with the best accuracy
-# with ties): on the embedded model's pairwise_en_dev runs (30 items, 6 gold ties; graded and pairwise
-# judgment) band 0 scored 0.433 and 0.533, every wider band less (README, "Measured on the embedded
-# backbone").
+# The tie band's width around p(A) = 0.5, in probability. 0: a tie only at exactly 0.5, i.e. the debiased
+# preference always picks a side unless the two orders cancel out exactly. Chosen on dev data with `cejudge
+# calibrate RUN` (`choose_tie_band` in metrics/_calibration.py: the band with the best accuracy with ties): on
+# the embedded model's pairwise_en_dev runs (30 items, 6 gold ties; graded and pairwise judgment) band 0
+# scored 0.433 and 0.533, every wider band less (docs/measurements/decision-rules.md).
 DEFAULT_TIE_BAND = 0.0
 
 
@@ -58,13 +57,13 @@ def expected_score(distribution: Mapping[str, float]) -> float:
 # A graded judgment's labels and what each is worth; the pairwise verdict compares two responses' values.
 GRADES: tuple[str, ...] = ("yes", "partly", "no")
 GRADE_VALUES: dict[str, float] = {"yes": 1.0, "partly": 0.5, "no": 0.0}
-# The gap between two responses' expected grade values that the grades must exceed to decide a pair;
-# at or below it a tie-breaker decides (methods/cejudge/tiebreak.py; by default the backbone's likelihood
-# of each response). 0.1, i.e. p(A) within 0.05 of 0.5: the noise level of the embedded 1.5B backbone's
-# grades, chosen before the run that tested it: every obvious pair whose verdict changed between the two
-# engines, or between two runs of one engine, lay within it (README, "The embedded judge on obvious
-# items"). With the pairwise judgment as tie-breaker the default was 0 (it decided 3 of 5 close pairs
-# right, the grades alone 5 of 5, in-sample on 20 items).
+# The gap between two responses' expected grade values that the grades must exceed to decide a pair; at or
+# below it a tie-breaker decides (judges/cejudge/_tiebreak.py; by default the backbone's likelihood of each
+# response). 0.1, i.e. p(A) within 0.05 of 0.5: the noise level of the embedded 1.5B backbone's grades, chosen
+# before the run that tested it: every obvious pair whose verdict changed between the two engines, or between
+# two runs of one engine, lay within it (docs/measurements/embedded-obvious-items.md). With the pairwise
+# judgment as tie-breaker the default was 0 (it decided 3 of 5 close pairs right, the grades alone 5 of 5,
+# in-sample on 20 items).
 DEFAULT_GRADE_MARGIN = 0.1
 
 

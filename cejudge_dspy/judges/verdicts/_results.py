@@ -23,7 +23,7 @@ UNAVAILABLE = "the backbone returns no token probabilities"
 
 @dataclass
 class Probabilities:
-    """What the judge's token probabilities say, beside its argmax answer (see `probabilities.py`).
+    """What the judge's token probabilities say, beside its argmax answer (see `_probabilities.py`).
 
     `status`: "ok"; "unavailable" (the backbone returns none); "not_located" (the answer's token was
     not found, `reason` says why; the probability rule then keeps the argmax answer). Pairwise: p(A)

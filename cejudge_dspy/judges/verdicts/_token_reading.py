@@ -1,5 +1,5 @@
 """Reading the judge's token probabilities at its answer: pure text and arithmetic, no LM and no DSPy.
-Split from probabilities.py, which keeps the decisions built on a reading and re-exports these names.
+Split from _probabilities.py, which keeps the decisions built on a reading; `judges.verdicts` exports both.
 
 The judge already computed a distribution at the token that carries its answer; the argmax throws it
 away. This module finds that token in a judgment's output and reads the distribution there over the

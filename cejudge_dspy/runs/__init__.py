@@ -1,0 +1,42 @@
+"""The run directory, the one contract every reader of a run uses: the record (`Record`, one line of
+results.jsonl), the run identity in run.json, durable appends and atomic writes, the lock, redaction."""
+
+from cejudge_dspy.runs._dir import RESULTS, RUN, SUMMARY, read_identity, remove_tree
+from cejudge_dspy.runs._files import RunWriteError, append_record, write_json_atomic
+from cejudge_dspy.runs._identity import IDENTITY_KEYS, identity_changes, identity_diff
+from cejudge_dspy.runs._lock import lock
+from cejudge_dspy.runs._record import (
+    RESUME_KEYS,
+    Record,
+    prepare_run_dir,
+    read_records,
+    read_timing,
+    run_timing,
+    write_summary,
+)
+from cejudge_dspy.runs._redact import redact
+from cejudge_dspy.runs._writer import RecordWriter
+
+__all__ = [
+    "IDENTITY_KEYS",
+    "RESULTS",
+    "RESUME_KEYS",
+    "RUN",
+    "Record",
+    "RecordWriter",
+    "RunWriteError",
+    "SUMMARY",
+    "append_record",
+    "identity_changes",
+    "identity_diff",
+    "lock",
+    "prepare_run_dir",
+    "read_identity",
+    "read_records",
+    "read_timing",
+    "redact",
+    "remove_tree",
+    "run_timing",
+    "write_json_atomic",
+    "write_summary",
+]
