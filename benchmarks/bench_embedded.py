@@ -1,9 +1,9 @@
 """The embedded judge's speed, before and after: one run, the same real items, three configurations.
 
-    python benchmarks/bench_embedded.py                      # 4 pairwise + 3 pointwise items (~25 min idle)
-    python benchmarks/bench_embedded.py --pairwise 2 --pointwise 1 --json bench.json
-    python benchmarks/bench_embedded.py --variant directions=i2r   # another column: today's with one option
-    python benchmarks/bench_embedded.py --concurrency 4   # also per judgment with 4 items in flight
+    python -m benchmarks.bench_embedded                      # 4 pairwise + 3 pointwise items (~25 min idle)
+    python -m benchmarks.bench_embedded --pairwise 2 --pointwise 1 --json bench.json
+    python -m benchmarks.bench_embedded --variant directions=i2r   # another column: today's with one option
+    python -m benchmarks.bench_embedded --concurrency 4   # also per judgment with 4 items in flight
 
 `before` is the configuration the project shipped until this benchmark: the paper's pairwise judgment
 for every pair (both orders), the pointwise judgment writing its checklist answers, the serial engine
@@ -46,8 +46,8 @@ from pathlib import Path
 from typing import Any
 
 import dspy
-from bench_together import report_together, run_together
 
+from benchmarks.bench_together import report_together, run_together
 from cejudge_dspy.backbones import make_lm, preferred_adapter
 from cejudge_dspy.backbones._simulated_answers import stage_of as simulated_stage
 from cejudge_dspy.judges import build_program

@@ -11,8 +11,8 @@ and prints items/s, the actors' start-up (once per run: Ray workers importing DS
 and Ray's overhead per item: the judging time of 1 actor x C minus local C, per item, once with the
 given latency and once with `simulated:0`, where nothing but the machinery costs time.
 
-    python benchmarks/bench_ray.py                      # 48 items, simulated:200, C = 4, K = 1, 2, 4
-    python benchmarks/bench_ray.py --items 24 --actors 1,2
+    python -m benchmarks.bench_ray                      # 48 items, simulated:200, C = 4, K = 1, 2, 4
+    python -m benchmarks.bench_ray --items 24 --actors 1,2
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ os.environ.setdefault("RAY_AUTH_MODE", "token")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import dspy  # noqa: E402
-from synthetic import pairwise_items  # noqa: E402
 
+from benchmarks.synthetic import pairwise_items  # noqa: E402
 from cejudge_dspy.backbones import use_backbone  # noqa: E402
 from cejudge_dspy.data import Item  # noqa: E402
 from cejudge_dspy.evaluate import (  # noqa: E402
@@ -52,7 +52,7 @@ from cejudge_dspy.evaluate import (  # noqa: E402
 from cejudge_dspy.judges import run_program  # noqa: E402
 from cejudge_dspy.tasks import load_task  # noqa: E402
 
-NODE = Path(__file__).resolve().parents[1] / "tests" / "ray_node.py"
+NODE = Path(__file__).resolve().parents[1] / "tests" / "support" / "ray_node.py"
 
 
 def free_port() -> int:

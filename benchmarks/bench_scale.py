@@ -11,8 +11,8 @@ the big run's CPU per call is printed per 1,000 items as they finish (flat cost:
 Wall-clock figures depend on what else the machine runs: the load average is printed with each. One run
 prints every figure and the checks against the issue's goals:
 
-    python benchmarks/bench_scale.py            # ~2-4 min on 2 shared cores
-    python benchmarks/bench_scale.py --quick    # 200 / 1,000 items, a smoke run
+    python -m benchmarks.bench_scale            # ~2-4 min on 2 shared cores
+    python -m benchmarks.bench_scale --quick    # 200 / 1,000 items, a smoke run
 """
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ def _load() -> str:
 def cell(n: int, concurrency: int, ms: float, out: Path) -> dict[str, Any]:
     """One run in this process: judge `n` items at `concurrency` on `simulated:ms`, into `out`."""
     import dspy
-    from synthetic import pairwise_items
 
+    from benchmarks.synthetic import pairwise_items
     from cejudge_dspy.backbones import simulated_backbone
     from cejudge_dspy.evaluate import judge_items
     from cejudge_dspy.judges.cejudge import PairwiseJudge
@@ -150,7 +150,11 @@ def resume(out: Path) -> dict[str, Any]:
 
 def spawn(*args: str) -> dict[str, Any]:
     proc = subprocess.run(
-        [sys.executable, __file__, *args], capture_output=True, text=True, check=False, cwd=HERE
+        [sys.executable, "-m", "benchmarks.bench_scale", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=HERE.parent,
     )
     if proc.returncode:
         raise SystemExit(f"cell {args} failed:\n{proc.stderr[-3000:]}")
@@ -170,13 +174,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--resume", metavar="DIR", help=argparse.SUPPRESS)
     p.add_argument("--out", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-    sys.path.insert(0, str(HERE))
     if args.cell:
         out = Path(args.out)
         result = cell(int(args.cell[0]), int(args.cell[1]), float(args.cell[2]), out)
         from dataclasses import asdict
 
-        from synthetic import pairwise_items
+        from benchmarks.synthetic import pairwise_items
 
         rows = (json.dumps(asdict(item), ensure_ascii=False) for item in pairwise_items(int(args.cell[0])))
         (out / "items.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")

@@ -18,8 +18,8 @@ time per item, items/s, and wall time over the critical-path bound computed from
 model (harness.py). Then a rerun with DSPy's cache on in a temp directory (memory cache dropped, so
 answers come from disk, as in a new process) shows 0 new calls.
 
-    python benchmarks/bench_throughput.py                 # ~6-8 min on 2 shared CPU cores
-    python benchmarks/bench_throughput.py --items 16 --concurrency 1,4 --mode pairwise   # quick look
+    python -m benchmarks.bench_throughput                 # ~6-8 min on 2 shared CPU cores
+    python -m benchmarks.bench_throughput --items 16 --concurrency 1,4 --mode pairwise   # quick look
 """
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import dspy  # noqa: E402
-from harness import Run, run  # noqa: E402
-from paper_pipeline import PaperPairwise, PaperPointwise, SimulatedExternalTranslator  # noqa: E402
-from synthetic import pairwise_items, pointwise_items  # noqa: E402
 
+from benchmarks.harness import Run, run  # noqa: E402
+from benchmarks.paper_pipeline import PaperPairwise, PaperPointwise, SimulatedExternalTranslator  # noqa: E402
+from benchmarks.synthetic import pairwise_items, pointwise_items  # noqa: E402
 from cejudge_dspy.backbones import simulated_backbone  # noqa: E402
 from cejudge_dspy.data import Item  # noqa: E402
 from cejudge_dspy.judges.cejudge import PairwiseJudge, PointwiseJudge  # noqa: E402

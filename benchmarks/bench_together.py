@@ -30,7 +30,9 @@ def judge_group(
     program: dspy.Module, items: list[dict[str, Any]], lm_options: dict[str, Any]
 ) -> tuple[list[dspy.Prediction], float]:
     """The items judged at once on a new engine: their predictions and the wall time."""
-    from bench_embedded import Meter  # the one-at-a-time benchmark's engine meter (loads the engine)
+    from benchmarks.bench_embedded import (
+        Meter,  # the one-at-a-time benchmark's engine meter (loads the engine)
+    )
 
     lm = make_lm("embedded", cache=False, **lm_options)
     Meter(lm)

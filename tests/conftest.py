@@ -11,6 +11,8 @@ from pathlib import Path
 import hypothesis  # noqa: F401  (imported first on purpose; see below)
 import pytest
 
+from tests import support
+
 # Hypothesis's pytest plugin imports hypothesis lazily, while printing the summary. After the tuning
 # tests (run alone) that late import failed in ast.parse on CPython 3.11.7 with "SystemError: AST
 # constructor recursion depth mismatch" (the interpreter's AST depth counter left off by something
@@ -23,15 +25,14 @@ if "DSPY_CACHEDIR" not in os.environ:
     atexit.register(shutil.rmtree, os.environ["DSPY_CACHEDIR"], ignore_errors=True)
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-REPO_OPTIMIZED = Path(__file__).resolve().parents[1] / "optimized"
+SHARED_DATA = support.SHARED_DATA
 
 
 @pytest.fixture(autouse=True)
 def no_shipped_programs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Fake-LM tests judge with the hand-written programs: `--program auto` would otherwise load the
     tuned programs shipped in optimized/, whose instructions the fake engines do not know. Tests of the
-    shipped programs read REPO_OPTIMIZED explicitly."""
+    shipped programs read tests.support.OPTIMIZED explicitly."""
     monkeypatch.setenv("CEJUDGE_OPTIMIZED", str(tmp_path_factory.mktemp("optimized")))
 
 

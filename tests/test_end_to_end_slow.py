@@ -9,13 +9,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-from pathlib import Path
 
 import pytest
 
 from cejudge_dspy.backbones import use_backbone
 from cejudge_dspy.backbones.llamacpp import _embedded as embedded
 from cejudge_dspy.judges.cejudge import PairwiseJudge, PointwiseJudge
+from tests import support
 
 pytestmark = pytest.mark.slow
 
@@ -33,7 +33,7 @@ def embedded_available() -> None:
         pytest.skip(reason)
 
 
-OBVIOUS = Path(__file__).resolve().parents[1] / "benchmarks" / "obvious" / "pairwise.jsonl"
+OBVIOUS = support.BENCHMARKS / "obvious" / "pairwise.jsonl"
 # Four obvious pairs in two languages (benchmarks/obvious/): a translation, an off-topic answer, a refusal.
 FOUR = ("obvious/en/translation-1", "obvious/en/on-topic-1", "obvious/de/on-topic-1", "obvious/de/refusal-1")
 

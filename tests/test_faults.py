@@ -16,10 +16,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from bad_inputs import CASES, good_data, run_case
 
 from cejudge_dspy.cli import main
 from cejudge_dspy.runs import read_records
+from tests.support.bad_inputs import CASES, good_data, run_case
 
 CLI = [sys.executable, "-c", "import sys; from cejudge_dspy.cli._app import main; sys.exit(main())"]
 

@@ -15,13 +15,14 @@ from typing import Any
 
 import dspy
 import pytest
-from fakes import fake_lm
 
 from cejudge_dspy.backbones import _spec as backbones
 from cejudge_dspy.cli import main
 from cejudge_dspy.errors import CEJudgeError
+from tests import support
+from tests.support.fakes import fake_lm
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = support.REPO
 PACKAGE = ROOT / "cejudge_dspy"
 
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import re
 import shlex
-from pathlib import Path
 
 import pytest
-from fakes import fake_lm
 
 from cejudge_dspy.backbones import _spec as backbones
 from cejudge_dspy.cli import main
+from tests import support
+from tests.support.fakes import fake_lm
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+README = (support.REPO / "README.md").read_text(encoding="utf-8")
 
 
 def test_python_quickstart_runs(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -33,6 +33,6 @@ def test_python_quickstart_runs(monkeypatch: pytest.MonkeyPatch, capsys: pytest.
 
 @pytest.mark.parametrize("line", [line for line in README.splitlines() if line.startswith("cejudge tasks")])
 def test_offline_cli_examples_run(line: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    monkeypatch.chdir(support.REPO)
     argv = shlex.split(line.split("#")[0])[1:]
     assert main(argv) == 0

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from cejudge_dspy.data import language_name
 
-# Chosen with benchmarks/likelihood_probe.py on the embedded backbone
+# Chosen with benchmarks/experiments/likelihood_probe.py on the embedded backbone
 # (docs/measurements/embedded-obvious-items.md): the six word-salad translations of the obvious set scored
 # -4.98 to -8.98 per token; its 30 other translations (wrong meaning, wrong language and copies of the source
 # included) -0.40 to -3.19; the 100 real translations of translation_da_dev -0.16 to -4.15, the lowest a

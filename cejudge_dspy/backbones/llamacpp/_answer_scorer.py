@@ -2,7 +2,7 @@
 
 The likelihood check (`judges/_likelihood.py`) uses it to ask how plausible a translation is, to the
 backbone itself, as an answer to "translate this source" (Prism-src / GPTScore style);
-`benchmarks/likelihood_probe.py` measured it with this same code. It needs a `Llama` built with
+`benchmarks/experiments/likelihood_probe.py` measured it with this same code. It needs a `Llama` built with
 `logits_all=True` (one logits row per position), so it is a second, small-context instance beside the serial
 engine's generating one: the weights are memory-mapped from the same file, the logits buffer is `n_ctx` x
 vocabulary floats (about 1.2 GB for Qwen2.5 at the default 2048). The batched engine needs no second

@@ -2,7 +2,7 @@
 together, one token each per step, and a new call starts from the longest prefix any sequence holds.
 
 Why: on 2 CPU cores one decode step of the 1.5B model costs about as much for 4 sequences as for 1.8
-(measured, benchmarks/bench_batch_decode.py: 14.3 tokens/s alone, 31.3 with 4 sequences;
+(measured, benchmarks/experiments/bench_batch_decode.py: 14.3 tokens/s alone, 31.3 with 4 sequences;
 docs/measurements/speed-and-cost.md), because a step
 reads all the weights whatever the number of rows. A CE-Judge item makes its calls in parallel groups
 (the concepts of instruction and responses, the four checklists, the grades of both orders), so a

@@ -1,0 +1,1 @@
+"""Benchmarks a user runs (python -m benchmarks.NAME); experiments/ holds engine probes."""

