@@ -1,7 +1,7 @@
 """The likelihood check's cost on each engine: a given text scored by a second `logits_all` model instance
 (the serial engine's AnswerScorer) against a scoring job of the batched engine's own scheduler.
 
-    python -m benchmarks.experiments.bench_answer_scoring                 # the 36 obvious pointwise translations, ~4 min
+    python -m benchmarks.experiments.bench_answer_scoring  # the 36 obvious pointwise translations, ~4 min
     python -m benchmarks.experiments.bench_answer_scoring --limit 12
 
 Both engines score the same translations with the check's own code (`check_likelihood`, the packaged

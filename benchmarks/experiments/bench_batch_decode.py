@@ -1,6 +1,6 @@
 """Decode throughput of the embedded model by the number of sequences decoded together.
 
-    python -m benchmarks.experiments.bench_batch_decode                # 1, 2, 4 and 8 sequences, 48 steps each (~1 min)
+    python -m benchmarks.experiments.bench_batch_decode  # 1, 2, 4 and 8 sequences, 48 steps each (~1 min)
     python -m benchmarks.experiments.bench_batch_decode --seqs 1,4 --steps 96
 
 Each sequence reads the same short prompt, then every step decodes one greedy token per sequence in a

@@ -1,7 +1,7 @@
 """What asking for token probabilities costs on the embedded backbone: the same judgment calls, with and
 without `logprobs`, timed call by call in one run (issue 12).
 
-    python -m benchmarks.experiments.bench_logprobs                 # ~8 min idle: 1 pairwise + 1 pointwise item
+    python -m benchmarks.experiments.bench_logprobs  # ~8 min idle: 1 pairwise + 1 pointwise item
     python -m benchmarks.experiments.bench_logprobs --rounds 3 --json logprobs.json
 
 First the default CE-Judge program judges the README's German pairwise example and one translation of

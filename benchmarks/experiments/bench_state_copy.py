@@ -1,7 +1,7 @@
 """What saving and restoring one prompt state costs, with llama-cpp-python's own methods and with
 `lean_states` (backbones/prefix_cache.py), on the embedded model; and whether the next answer changes.
 
-    python -m benchmarks.experiments.bench_state_copy            # a 600-token prompt, 3 rounds each (~1 min idle)
+    python -m benchmarks.experiments.bench_state_copy  # a 600-token prompt, 3 rounds each (~1 min idle)
 
 The prompt-state cache saves a state after every call and restores one before most calls. Stock
 llama-cpp-python copies the whole logits buffer (n_batch x vocabulary floats) both ways; the engine's

@@ -1,6 +1,6 @@
 """Probe: how often does the embedded backbone's own likelihood pick the right response of a pair?
 
-    python -m benchmarks.experiments.likelihood_pairs                                  # the 60 obvious pairs (~5 min)
+    python -m benchmarks.experiments.likelihood_pairs  # the 60 obvious pairs (~5 min)
     python -m benchmarks.experiments.likelihood_pairs --data ../shared/data/pairwise_en_dev.jsonl --limit 20
 
 The measurement behind the graded judgment's likelihood tie-breaker (methods/cejudge/tiebreak.py), with

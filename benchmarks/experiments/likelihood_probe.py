@@ -1,8 +1,9 @@
 """Probe: does the embedded backbone's own likelihood of a translation rank translations better than its
 judgments do? (issue 18: the pointwise floor the LLM judgment misses on the 1.5B model)
 
-    python -m benchmarks.experiments.likelihood_probe              # obvious set + translation_da_dev, ~9 min idle
-    python -m benchmarks.experiments.likelihood_probe --data ../shared/data/translation_da_dev.jsonl --limit 40
+    python -m benchmarks.experiments.likelihood_probe  # obvious set + translation_da_dev, ~9 min idle
+    python -m benchmarks.experiments.likelihood_probe --limit 40 \
+        --data ../shared/data/translation_da_dev.jsonl
 
 Not a judge: the measurement behind `likelihood_check.py` (and the place to re-choose its floor). For
 each translation it asks the packaged GGUF model (llama.cpp, in-process, nothing generated) for the log

@@ -21,7 +21,8 @@ _WORDS = (
 def fields_of(message: str) -> dict[str, str]:
     """The input fields of a ChatAdapter/JSONAdapter user message, `[[ ## name ## ]]` sections, each up to
     the next section or the closing "Respond with" reminder. The same as `_FIELD` on every message an
-    adapter writes (tests/backbones/test_backbones.py), split instead of matched: a fifth of the fake server's cost."""
+    adapter writes (tests/backbones/test_backbones.py), split instead of matched: a fifth of the fake
+    server's cost."""
     out: dict[str, str] = {}
     for chunk in ("\n\n" + message).split("\n\n[[ ## ")[1:]:
         name, marker, value = chunk.partition(" ## ]]\n")

@@ -1,4 +1,5 @@
-"""The ranking term of the pointwise tuning metric (cejudge_dspy/tuning/_ranking.py), on hand-computed anchors."""
+"""The ranking term of the pointwise tuning metric (cejudge_dspy/tuning/_ranking.py), on hand-computed
+anchors."""
 
 from __future__ import annotations
 

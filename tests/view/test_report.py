@@ -1,5 +1,5 @@
-"""What `cejudge view` shows, checked on hand-counted runs (tests/support/view_runs.py), and the command itself:
-the page it writes, its CSV, the missing-extra message and the server's address."""
+"""What `cejudge view` shows, checked on hand-counted runs (tests/support/view_runs.py), and the command
+itself: the page it writes, its CSV, the missing-extra message and the server's address."""
 
 from __future__ import annotations
 

@@ -32,9 +32,9 @@ from cejudge_dspy.backbones.llamacpp._requests import chat_kwargs
 from cejudge_dspy.backbones.llamacpp._state_store import StateStore
 from cejudge_dspy.backbones.llamacpp._top_logprobs import TopLogprobs
 
-# Measured on 2 cores (1.5B model, benchmarks/experiments/bench_batch_decode.py; docs/measurements/speed-and-cost.md):
-# decode throughput 14.3 tokens/s for one sequence, 19.6 for 2, 31.3 for 4, 32.8 for 8: past 4 the cores are
-# full.
+# Measured on 2 cores (1.5B model, benchmarks/experiments/bench_batch_decode.py;
+# docs/measurements/speed-and-cost.md): decode throughput 14.3 tokens/s for one sequence, 19.6 for 2, 31.3 for
+# 4, 32.8 for 8: past 4 the cores are full.
 BATCH_PARALLEL = 4
 # Local GGUF models run the batched engine unless told (`--parallel 1`: the serial one). Until the graded
 # judgment's likelihood tie-breaker, the serial engine was the default: the verdicts of close pairs follow the

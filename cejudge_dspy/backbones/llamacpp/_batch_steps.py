@@ -25,9 +25,9 @@ from cejudge_dspy.backbones.llamacpp._batch_jobs import Job, NoRoom, Prefixes, R
 
 # Drafts are verified only while at most this many jobs decode (the scheduler's `draft_jobs`): each draft
 # is another row of the batch, and on 2 cores a step of 4 rows costs 1.8 steps of one
-# (benchmarks/experiments/bench_batch_decode.py). With 1 they go only to a call that decodes alone (a pointwise
-# judgment's score, a stage's tail): faster on both kinds of judgment, where drafts for up to two jobs had
-# made the German example pair slower (docs/measurements/speed-and-cost.md).
+# (benchmarks/experiments/bench_batch_decode.py). With 1 they go only to a call that decodes alone (a
+# pointwise judgment's score, a stage's tail): faster on both kinds of judgment, where drafts for up to two
+# jobs had made the German example pair slower (docs/measurements/speed-and-cost.md).
 DRAFT_JOBS = 1
 MAX_DRAFT = 8
 

@@ -128,9 +128,9 @@ def lean_states(llama: Any) -> None:
 
     Why: both copy `llama.scores` (n_batch x vocabulary floats, 311 MB for Qwen) on every call whose state
     the cache keeps or restores; measured 0.2-1.4 s to save and 0.25-2.9 s to load a 600-token state on
-    2 cores (benchmarks/experiments/bench_state_copy.py). Without `logits_all` llama.cpp samples inside its own sampler
-    and never writes or reads that buffer, so both run on a one-row view of it instead; the llama.cpp
-    state (KV cache) is saved and restored as before.
+    2 cores (benchmarks/experiments/bench_state_copy.py). Without `logits_all` llama.cpp samples inside its
+    own sampler and never writes or reads that buffer, so both run on a one-row view of it instead; the
+    llama.cpp state (KV cache) is saved and restored as before.
     """
     if getattr(llama, "_logits_all", True) or not hasattr(llama, "scores"):
         return

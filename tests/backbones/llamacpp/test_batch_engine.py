@@ -1,5 +1,5 @@
-"""The batched engine and its scheduler on a toy model (tests/support/toy_runtime.py): every answer must be the one
-a serial decoder gives, however the calls were interleaved, shared prefixes or were pushed out."""
+"""The batched engine and its scheduler on a toy model (tests/support/toy_runtime.py): every answer must be
+the one a serial decoder gives, however the calls were interleaved, shared prefixes or were pushed out."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """A given answer scored by the batched engine's own scheduler (a scoring job, batch_jobs.Job.score_from):
 the log probabilities must be those of a plain forward pass over the whole text, whatever ran beside it or
-whatever prefix another sequence lent it (tests/support/toy_runtime.py: a toy model with one right next token)."""
+whatever prefix another sequence lent it (tests/support/toy_runtime.py: a toy model with one right next
+token)."""
 
 from __future__ import annotations
 

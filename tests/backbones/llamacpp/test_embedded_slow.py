@@ -1,7 +1,8 @@
 """The real packaged model (Qwen2.5-Coder-1.5B-Instruct Q4_K_M) through llama.cpp and DSPy.
 
 Slow: about 2 s to load and 4-10 s per judged call on 2 CPU cores, plus a one-time assembly of the model
-parts (about 5 s) into the user's model cache. Run with `pytest -m slow tests/backbones/llamacpp/test_embedded_slow.py`.
+parts (about 5 s) into the user's model cache. Run with `pytest -m slow
+tests/backbones/llamacpp/test_embedded_slow.py`.
 """
 
 from __future__ import annotations
