@@ -1,0 +1,73 @@
+"""`cejudge backbones check --lm ... --api-base ...`: ask a backbone one question and say which of the
+features the judges use it gives (token probabilities, scoring of a given text, a JSON schema), in one table.
+
+Run it before pointing a long run at a server: a backbone without token probabilities decides by the
+argmax answers, one that cannot score a given text leaves close pairs to the grades alone
+(`--require-logprobs` makes the first an error in a run). The API key is `--api-key`, else what litellm
+reads from the environment (OPENAI_API_KEY for `openai/` models).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from cejudge_dspy.cli._common import add_backbone_args, backbone_options
+from cejudge_dspy.errors import BackboneError
+
+# What a judge does with each feature and without it: the table's last column.
+CONSEQUENCE = {
+    "logprobs": ("verdicts and grades from token probabilities", "argmax answers only"),
+    "scoring": ("likelihood tie-breaker and check", "close pairs decided by the grades alone"),
+    "schema": ("structured output under the schema", "the format described in the prompt"),
+}
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser("backbones", help="ask a backbone which features the judges can use")
+    actions = p.add_subparsers(dest="action", required=True)
+    check = actions.add_parser(
+        "check", help="ask one question and print which features it gives (logprobs, scoring, schema)"
+    )
+    check.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_backbone_args(check)
+    check.set_defaults(handler=run_check)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from cejudge_dspy.backbones import check_features, explain_backbone_error, make_lm
+    from cejudge_dspy.cli.display import console
+
+    options = backbone_options(args) | {"cache": False}  # a check must reach the backbone itself
+    lm = make_lm(args.lm, **options)
+    try:
+        checks = check_features(lm)
+    except BackboneError:
+        raise
+    except Exception as exc:  # unreachable, a rejected key, an unknown model: one line
+        explained = explain_backbone_error(exc, args.lm, api_base=args.api_base)
+        why = " ".join(str(exc).split())[:200]
+        raise (explained or BackboneError(f"backbone '{args.lm}' failed: {why}")) from exc
+    out = console()
+    if args.json:
+        out.print_json(json.dumps({"lm": args.lm, "api_base": args.api_base} | _as_dict(checks)))
+        return 0
+    table = Table(title=f"{args.lm}" + (f" at {args.api_base}" if args.api_base else ""))
+    for column in ("feature", "available", "evidence", "what the judges do"):
+        table.add_column(column, overflow="fold")
+    for check in checks:
+        with_it, without_it = CONSEQUENCE[check.name]
+        mark = "[green]yes[/]" if check.available else "[red]no[/]"
+        table.add_row(check.name, mark, check.detail, with_it if check.available else without_it)
+    out.print(table)
+    return 0
+
+
+def _as_dict(checks: list[Any]) -> dict[str, Any]:
+    return {
+        "features": {c.name: c.available for c in checks},
+        "evidence": {c.name: c.detail for c in checks},
+    }

@@ -1,0 +1,246 @@
+"""What an OpenAI-compatible server gives the judges, against small fakes on 127.0.0.1 (no model).
+
+Scoring a given text over HTTP (`backbones/_http_scoring.py`): a server that forces the answer with the
+grammar and reports the model's own log probabilities can score; one that ignores the grammar, reports
+probabilities after it, or is no llama.cpp server cannot, and each is told apart by the one probe.
+`features` in each record, and `--require-logprobs` turning a missing feature into an error, against
+the gated fake server (which gives no token probabilities). The real server is in test_server_road.py.
+"""
+
+from __future__ import annotations
+
+import http.server
+import importlib.util
+import json
+import re
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cejudge_dspy.backbones import ServerScorer, can_score, make_lm, text_scorer
+from cejudge_dspy.backbones._http_scoring import PROBE_ANSWER, gbnf_literal
+from cejudge_dspy.cli import main
+from tests.support.gated_server import MODEL as GATED
+from tests.support.gated_server import GatedServer
+
+_LITERAL = re.compile(r'^root ::= "(.*)"$', re.S)
+
+
+def _unescape(grammar: str) -> str:
+    match = _LITERAL.match(grammar)
+    assert match, grammar
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "r": "\r", "t": "\t"}.get(m[1], m[1]), match[1])
+
+
+class ScoringFake(http.server.BaseHTTPRequestHandler):
+    """A chat endpoint that behaves as `server.mode` says: "honours" the grammar with the model's own
+    log probabilities (-3 a character), "ignores" it, reports probabilities "after" it (0), or is not a
+    llama.cpp server ("no-tokenizer": 404 at the tokenizer paths)."""
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        server: Any = self.server
+        server.paths.append(self.path)
+        if self.path in ("/extras/tokenize", "/tokenize"):
+            self._send(404 if server.mode == "no-tokenizer" else 200, {"tokens": [1]})
+            return
+        forced = _unescape(body["grammar"]) if "grammar" in body else None
+        text = forced if forced is not None and server.mode != "ignores" else "Paris"
+        logprob = 0.0 if server.mode == "after" else -3.0
+        top = [{"token": "x", "logprob": -9.0}] * int(body.get("top_logprobs") or 0)
+        content = [{"token": ch, "logprob": logprob, "top_logprobs": top} for ch in text]
+        message = {"role": "assistant", "content": text}
+        choice = {"index": 0, "message": message, "logprobs": {"content": content}, "finish_reason": "stop"}
+        usage = {"prompt_tokens": 1, "completion_tokens": len(text), "total_tokens": 1 + len(text)}
+        out = {"id": "1", "object": "chat.completion", "created": 0, "model": body.get("model", "m")}
+        self._send(200, out | {"choices": [choice], "usage": usage})
+
+    def _send(self, status: int, out: dict[str, Any]) -> None:
+        data = json.dumps(out).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture
+def fake() -> Iterator[Any]:
+    servers: list[Any] = []
+
+    def start(mode: str) -> str:
+        server: Any = http.server.ThreadingHTTPServer(("127.0.0.1", 0), ScoringFake)
+        server.mode, server.paths = mode, []
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_port}/v1"
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_server_that_honours_the_grammar_scores_a_given_text(fake: Any) -> None:
+    lm = make_lm("openai/judge", api_base=fake("honours"), cache=False)
+    assert can_score(lm) is None  # not asked before a judge needs it
+    score = text_scorer(lm)
+    assert isinstance(score, ServerScorer) and can_score(lm) is True
+    assert score([{"role": "user", "content": "q"}], 'say "hi"\n') == [-3.0] * 9
+
+
+def test_backbones_check_prints_what_a_server_gives(fake: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["backbones", "check", "--lm", "openai/judge", "--api-base", fake("honours")]
+    assert main([*argv, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["features"] == {"logprobs": True, "scoring": True, "schema": False}, report
+    assert main(argv) == 0
+    table = capsys.readouterr().out
+    assert "logprobs" in table and "likelihood tie-breaker" in table
+
+
+def test_backbones_check_of_an_unreachable_server_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["backbones", "check", "--lm", "openai/judge", "--api-base", "http://127.0.0.1:9/v1"]
+    assert main(argv) == 3
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "cannot be reached" in err and "\n" not in err, err
+
+
+@pytest.mark.parametrize(
+    ("mode", "why"),
+    [
+        ("ignores", "did not score the given text"),
+        ("after", "come after the grammar"),
+        ("no-tokenizer", "no llama.cpp tokenizer endpoint"),
+    ],
+)
+def test_a_server_that_cannot_score_is_told_apart_by_one_probe(fake: Any, mode: str, why: str) -> None:
+    lm = make_lm("openai/judge", api_base=fake(mode), cache=False)
+    assert text_scorer(lm) is None and can_score(lm) is False
+    assert why in (lm.server_scorer.probe() or "")
+    assert text_scorer(lm) is None  # asked once: the answer is remembered
+
+
+def test_an_unreachable_server_is_asked_again_later() -> None:
+    scorer = ServerScorer("http://127.0.0.1:9/v1", "judge")
+    assert "could not be asked" in (scorer.probe() or "")
+    assert scorer.known() is None  # no answer about the server, so not remembered as one
+
+
+def test_no_scorer_without_an_api_base() -> None:
+    assert can_score(make_lm("openai/gpt-4o-mini", api_key="k")) is False  # a hosted API is never probed
+    assert can_score(make_lm("simulated:0")) is False
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python not installed")
+@pytest.mark.parametrize("text", ["Paris", 'a "quoted" \\ back\nslash\ttab', "北京 — ½", PROBE_ANSWER])
+def test_the_forcing_grammar_parses_in_llama_cpp(text: str) -> None:
+    from llama_cpp import LlamaGrammar
+
+    LlamaGrammar.from_string(gbnf_literal(text), verbose=False)  # raises on a malformed grammar
+    assert _unescape(gbnf_literal(text)) == text
+
+
+# --- records and --require-logprobs, through the gated fake (no token probabilities) ------------------
+
+
+@pytest.fixture
+def gated() -> Iterator[GatedServer]:
+    with GatedServer() as server:
+        yield server
+
+
+def _items(path: Path) -> Path:
+    rows = [
+        {
+            "id": f"i{n}",
+            "prompt": f"q{n}",
+            "response_a": "a",
+            "response_b": "b",
+            "label": "A",
+            "language": "en",
+        }
+        for n in range(2)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_each_record_says_what_the_backbone_gave(gated: GatedServer, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    argv = ["evaluate", "--task", "chat", "--data", str(_items(tmp_path / "items.jsonl"))]
+    argv += ["--field", "instruction=prompt", "--out", str(out), "--program", "base", "--method", "direct"]
+    assert main([*argv, "--lm", GATED, "--api-base", gated.api_base, "--bootstrap", "20"]) == 0
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert len(records) == 2
+    for record in records:
+        assert record["features"]["logprobs"] is False and record["features"]["schema"] is False
+        assert record["features"]["scoring"] is not True  # not asked (None) or refused by the probe
+    assert json.loads((out / "summary.json").read_text())["features"]["logprobs"] is False
+
+
+def test_require_logprobs_makes_their_absence_an_error(
+    gated: GatedServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["judge", "--task", "chat", "--method", "direct", "--instruction", "q"]
+    argv += ["--response-a", "a", "--response-b", "b", "--lm", GATED, "--api-base", gated.api_base]
+    assert main([*argv, "--no-cache", "--require-logprobs"]) == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("error: backbone openai/gated returns no token probabilities")
+    assert "--require-logprobs" in err[-1] and "Traceback" not in "\n".join(err)
+    assert main([*argv, "--no-cache"]) == 0  # without it: the argmax answers, said once
+
+
+# --- transient server failures: DSPy's retries with backoff (make_lm's num_retries) ----------------------
+
+
+class FlakyFake(http.server.BaseHTTPRequestHandler):
+    """A chat endpoint that answers 503 `server.failures` times, then a plain answer."""
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        server: Any = self.server
+        server.requests += 1
+        if server.requests <= server.failures:
+            status, out = 503, {"error": {"message": "overloaded, try again", "code": 503}}
+        else:
+            message = {"role": "assistant", "content": "fine"}
+            out = {"id": "1", "object": "chat.completion", "model": "x", "created": 0}
+            out |= {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+            out |= {"usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+            status = 200
+        data = json.dumps(out).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.mark.parametrize(("failures", "retries", "answered"), [(2, 3, True), (2, 1, False)])
+def test_a_server_that_fails_for_a_while_is_retried(failures: int, retries: int, answered: bool) -> None:
+    server: Any = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FlakyFake)
+    server.failures, server.requests = failures, 0
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        api_base = f"http://127.0.0.1:{server.server_port}/v1"
+        lm = make_lm("openai/x", api_base=api_base, num_retries=retries, cache=False)
+        if answered:
+            assert lm("hi") == ["fine"]
+            assert server.requests == failures + 1  # each 503 retried, the answer taken
+        else:
+            with pytest.raises(Exception, match="503|overloaded"):
+                lm("hi")
+            assert server.requests == retries + 1  # gave up after its retries
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -1,0 +1,126 @@
+"""The road real users take: the judge pointed at a model server with `--lm openai/<name> --api-base`.
+
+One real server for the module (`tests/support/llama_server.py`: llama.cpp's OpenAI-compatible server on
+127.0.0.1 with the packaged 1.5B GGUF), and the judge reaching it through `cejudge judge`, `cejudge
+evaluate` and the Python API, as a user's would. Slow (the model answers every call; minutes on 2 cores),
+so the items are short and few. In CI a missing server or model fails instead of skipping.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cejudge_dspy.backbones import ServerScorer, can_score, make_lm, text_scorer, use_backbone
+from cejudge_dspy.judges import DirectPairwiseJudge
+from tests.support.llama_server import ALIAS, MODEL, LlamaServer, llama_server  # noqa: F401 - a fixture
+
+pytestmark = pytest.mark.slow
+
+# The README's first example: German instruction, an obvious pair.
+PARIS = [
+    "--task",
+    "chat",
+    "--language",
+    "de",
+    "--instruction",
+    "Was ist die Hauptstadt von Frankreich? Antworte mit einem Wort.",
+    "--response-a",
+    "Paris",
+    "--response-b",
+    "London",
+]
+
+
+def _cejudge(argv: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """`cejudge ARGV` in a fresh process (as a user runs it), its own DSPy cache, no colour."""
+    env = {**os.environ, "DSPY_CACHEDIR": str(tmp_path / "dspy-cache"), "NO_COLOR": "1", "COLUMNS": "200"}
+    return subprocess.run(
+        [sys.executable, "-m", "cejudge_dspy.cli", *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1800,
+    )
+
+
+def test_the_server_scores_a_given_text(llama_server: LlamaServer) -> None:  # noqa: F811
+    """The likelihood road over HTTP: the probe passes, and "8 + 7" makes "15" more likely than "16"."""
+    lm = make_lm(MODEL, api_base=llama_server.api_base, cache=False)
+    score = text_scorer(lm)
+    assert isinstance(score, ServerScorer) and can_score(lm) is True, lm.server_scorer.probe()
+    question = [{"role": "user", "content": "What is 8 + 7? Answer with the number only."}]
+    right, wrong = score(question, "15"), score(question, "16")
+    assert len(right) == len(wrong) == 2  # Qwen spells numbers digit by digit
+    assert right[0] == pytest.approx(wrong[0], abs=0.05)  # the same first digit, the same context
+    assert right[1] > wrong[1] + 2  # the model knows the second digit
+
+
+def test_judge_the_readme_pair_through_the_server(llama_server: LlamaServer, tmp_path: Path) -> None:  # noqa: F811
+    """`cejudge judge` on the README's pair: right, decided from the server's token probabilities, and
+    a pair the grades leave open goes to the likelihood tie-breaker through the server's scoring."""
+    argv = [*PARIS, "--lm", MODEL, "--api-base", llama_server.api_base, "--json", "--no-cache"]
+    proc = _cejudge(["judge", *argv], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout)
+    # One line for the log (pytest -s): what the server road decided, and from what.
+    grades = {k: g["p_value"] for k, g in result.get("grades", {}).items()}
+    liked = result["details"].get("likelihood")
+    print("server road:", result["verdict"], grades, result.get("decided_by"), liked)
+    assert result["status"] == "ok" and result["verdict"] == "A", result
+    assert result["probabilities"]["status"] == "ok", result["probabilities"]
+    assert all(g["p_value"] is not None for g in result["grades"].values())  # read from the logprobs
+    assert "returns no token probabilities" not in proc.stderr
+    assert "cannot score a given text" not in proc.stderr
+    if liked is not None:  # the grades did not separate the pair: the server's scoring decided it
+        assert liked["reason"] is None and liked["p_a"] > 0.5, liked
+        assert "likelihood" in result["decided_by"].values(), result["decided_by"]
+
+
+def test_evaluate_a_few_items_through_the_server(llama_server: LlamaServer, tmp_path: Path) -> None:  # noqa: F811
+    """`cejudge evaluate` (the direct judge: two calls an item) writes records that say what it had."""
+    rows = [
+        {"id": "ar-1", "language": "zh", "prompt": "8加7等于多少？只回答数字。", "label": "A"}
+        | {"response_a": "15", "response_b": "16"},
+        {
+            "id": "cap-1",
+            "language": "ja",
+            "prompt": "日本の首都はどこですか？一語で答えてください。",
+            "label": "A",
+        }
+        | {"response_a": "東京", "response_b": "大阪"},
+    ]
+    data = tmp_path / "items.jsonl"
+    data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "run"
+    argv = ["evaluate", "--task", "chat", "--data", str(data), "--field", "instruction=prompt"]
+    argv += ["--method", "direct", "--out", str(out), "--bootstrap", "20", "--no-cache", "--require-logprobs"]
+    proc = _cejudge([*argv, "--lm", MODEL, "--api-base", llama_server.api_base], tmp_path)
+    assert proc.returncode in (0, 1), proc.stderr[-3000:]  # 1: an item judged but not ok
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert sorted(r["id"] for r in records) == ["ar-1", "cap-1"]
+    assert all(r["status"] in ("ok", "unparsed") for r in records)
+    assert all(r["features"]["logprobs"] is True and r["features"]["schema"] is False for r in records)
+    run = json.loads((out / "run.json").read_text())
+    assert (run["lm"], run["api_base"]) == (MODEL, llama_server.api_base)
+    assert json.loads((out / "summary.json").read_text())["features"]["logprobs"] is True
+
+
+def test_an_answer_cut_short_is_recorded_as_unparsed(llama_server: LlamaServer) -> None:  # noqa: F811
+    """The Python API with a budget too small for the answer: an unparsed outcome with its reason.
+
+    Through `hosted_vllm/`, which sends `max_tokens`: DSPy's `openai/` route sends only
+    `max_completion_tokens`, which llama-cpp-python 0.3.36's server ignores (measured: a budget of 3 came
+    back as 94 tokens in two calls), so under `openai/` this server decodes to its own limit."""
+    with use_backbone(f"hosted_vllm/{ALIAS}", api_base=llama_server.api_base, max_tokens=3, cache=False):
+        result = DirectPairwiseJudge("chat")(
+            instruction="Name a prime number.", response_a="9", response_b="7", language="en"
+        ).result
+    assert result.status == "unparsed", result
+    assert result.error, result  # the reason, never a silent grade
+    assert result.verdict is None
