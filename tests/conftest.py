@@ -24,6 +24,11 @@ if "DSPY_CACHEDIR" not in os.environ:
     os.environ["DSPY_CACHEDIR"] = tempfile.mkdtemp(prefix="cejudge-test-dspy-cache-")
     atexit.register(shutil.rmtree, os.environ["DSPY_CACHEDIR"], ignore_errors=True)
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# Tuning checkpoints live in a private per-user folder (~/.cache/cejudge-dspy/checkpoints); tests and the
+# subprocesses they start (docs snippets running optimize.py) keep theirs in a throwaway one instead.
+if "CEJUDGE_CHECKPOINTS" not in os.environ:
+    os.environ["CEJUDGE_CHECKPOINTS"] = tempfile.mkdtemp(prefix="cejudge-test-checkpoints-")
+    atexit.register(shutil.rmtree, os.environ["CEJUDGE_CHECKPOINTS"], ignore_errors=True)
 
 SHARED_DATA = support.SHARED_DATA
 

@@ -176,7 +176,7 @@ def test_tuning_and_judging_a_local_model_use_the_same_adapter(
         raise Stop("stop after reading the adapter")
 
     monkeypatch.setattr("cejudge_dspy.cli._app.build", judging_program)
-    monkeypatch.setattr("cejudge_dspy.cli._optimize.optimize", tuning)
+    monkeypatch.setattr("cejudge_dspy.tuning.optimize", tuning)  # `cejudge optimize` imports it when it runs
     judge = ["judge", "--task", "chat", "--instruction", "q", "--response-a", "a", "--response-b", "b"]
     assert main([*judge, "--lm", "embedded"]) == 2
     tune = ["optimize", "--task", "chat", "--data", str(data), "--train", "2"]

@@ -3,6 +3,8 @@ latency-simulating fake), made current with `use_backbone`. Programs never hold 
 
 from cejudge_dspy.backbones._builders import EXAMPLES, cache_scope, gguf_model_name
 from cejudge_dspy.backbones._errors import explain_backbone_error
+from cejudge_dspy.backbones._features import FeatureCheck, check_features
+from cejudge_dspy.backbones._http_scoring import ServerScorer, can_score, text_scorer
 from cejudge_dspy.backbones._simulated import SimulatedEngine, simulated_backbone
 from cejudge_dspy.backbones._spec import (
     check_backbone,
@@ -14,14 +16,19 @@ from cejudge_dspy.backbones._spec import (
 
 __all__ = [
     "EXAMPLES",
+    "FeatureCheck",
+    "ServerScorer",
     "SimulatedEngine",
     "cache_scope",
+    "can_score",
     "check_backbone",
+    "check_features",
     "explain_backbone_error",
     "gguf_model_name",
     "is_local",
     "make_lm",
     "preferred_adapter",
     "simulated_backbone",
+    "text_scorer",
     "use_backbone",
 ]

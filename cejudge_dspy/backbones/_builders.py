@@ -9,6 +9,9 @@ share cached answers. `rollout_id` is the one field that is part of the key yet 
 request is sent (`dspy.clients.execution._canonical` drops it; the LiteLLM path pops it). An HTTP
 backbone with an `api_base` therefore gets a `rollout_id` derived from the normalised address. Local
 models need no scope: their model name carries a fingerprint of the file.
+
+An HTTP backbone with an `api_base` also carries a `server_scorer` (`_http_scoring.ServerScorer`): the way
+to score a given text through that server, if its one probe finds the server can (llama.cpp's can).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Any
 
 import dspy
 
+from cejudge_dspy.backbones._http_scoring import ServerScorer
 from cejudge_dspy.backbones.llamacpp import (
     DEFAULT_PARALLEL,
     DEFAULT_PROMPT_CACHE_BYTES,
@@ -108,7 +112,8 @@ def build_http(
     if api_key:
         kwargs["api_key"] = api_key
     elif api_base and spec.startswith("openai/"):
-        kwargs["api_key"] = PLACEHOLDER_API_KEY
+        # As litellm does, OPENAI_API_KEY when set (a hosted router wants it); else a placeholder.
+        kwargs["api_key"] = os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_API_KEY
     if common.get("cache", True) and (scope := cache_scope(api_base)) is not None:
         kwargs["rollout_id"] = scope
     with warnings.catch_warnings():
@@ -116,9 +121,14 @@ def build_http(
         # It fires once per LM, at construction, so silencing it here silences it for this LM.
         warnings.filterwarnings("ignore", message=_ROLLOUT_WARNING)
         try:
-            return dspy.LM(spec, **kwargs)
+            lm = dspy.LM(spec, **kwargs)
         except (ValueError, TypeError) as exc:
             raise invalid_spec(spec, str(exc).replace("\n", " ")) from exc
+    if api_base:
+        # A server the user runs may score a given text (the likelihood tie-breaker and check): asked once,
+        # on first use (`_http_scoring.ServerScorer.probe`). A hosted API without api_base is never probed.
+        lm.server_scorer = ServerScorer(api_base, spec.split("/", 1)[1], str(kwargs.get("api_key") or ""))
+    return lm
 
 
 @dataclass(frozen=True)

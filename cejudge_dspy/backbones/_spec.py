@@ -61,6 +61,7 @@ def make_lm(
     parallel: int | None = None,
     draft: bool = True,
     draft_jobs: int = DRAFT_JOBS,
+    require_logprobs: bool = False,
 ) -> dspy.LM:
     """Build the `dspy.LM` for a backbone spec; cheap (a local model loads on its first call).
 
@@ -68,7 +69,9 @@ def make_lm(
     has nothing transient to retry. `parallel`: calls decoded together by a local model (None: its
     default, the batched engine with DEFAULT_PARALLEL; 1: the serial engine); HTTP backbones have none.
     `draft`: the batched engine verifies prompt-lookup drafts, kept only where greedy decoding agrees,
-    while at most `draft_jobs` calls decode (`llamacpp.DRAFT_JOBS`).
+    while at most `draft_jobs` calls decode (`llamacpp.DRAFT_JOBS`). `require_logprobs`: a backbone that
+    gives no token probabilities is an error (a BackboneError from the first judgment call that finds
+    none) instead of the argmax fallback; the judges read it as the LM's `require_logprobs` attribute.
     """
     if not isinstance(spec, str) or not spec.strip():
         raise invalid_spec(spec, "it is empty")
@@ -77,9 +80,10 @@ def make_lm(
     _check_parallel(spec, parallel)
     common = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed, "cache": cache}
     if spec == "simulated" or spec.startswith("simulated:"):
-        return build_simulated(spec, api_base=api_base, common=common)
+        return _required(build_simulated(spec, api_base=api_base, common=common), require_logprobs)
     if not is_local(spec):
-        return build_http(spec, api_base=api_base, api_key=api_key, num_retries=num_retries, common=common)
+        lm = build_http(spec, api_base=api_base, api_key=api_key, num_retries=num_retries, common=common)
+        return _required(lm, require_logprobs)
     _check_local(spec, api_base)
     local = LocalOptions(
         on_status=on_status,
@@ -92,9 +96,15 @@ def make_lm(
         draft=draft,
         draft_jobs=draft_jobs,
     )
-    if spec == "embedded":
-        return build_embedded(local, common)
-    return build_gguf(spec[5:].strip(), local, common)
+    lm = build_embedded(local, common) if spec == "embedded" else build_gguf(spec[5:].strip(), local, common)
+    return _required(lm, require_logprobs)
+
+
+def _required(lm: dspy.LM, require_logprobs: bool) -> dspy.LM:
+    """`lm`, marked for the judges when a missing feature must be an error rather than a fallback."""
+    if require_logprobs:
+        lm.require_logprobs = True
+    return lm
 
 
 def is_local(spec: Any) -> bool:

@@ -1,6 +1,11 @@
 """`cejudge`: the entry point and the `judge` and `tasks` commands; the other command groups live in
 _evaluate.py, _calibrate.py, _checkeval.py, _optimize.py and _view.py, and what they share in _common.py
 (see there for exit codes).
+
+The parser is built without DSPy, litellm, Ray, llama.cpp, datasets, numpy or scipy (a command imports what
+it needs when it runs), so `cejudge --help`, `cejudge tasks` and every `--help` answer at once: a command
+module keeps its module-level imports to argparse, rich, tasks, errors, the CLI's own flag modules and the
+lazy faces of judges and tuning (tests/cli/test_startup.py checks it).
 """
 
 from __future__ import annotations
@@ -13,16 +18,20 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from cejudge_dspy.cli import _backbones as cli_backbones
 from cejudge_dspy.cli import _calibrate as cli_calibrate
 from cejudge_dspy.cli import _checkeval as cli_checkeval
 from cejudge_dspy.cli import _evaluate as cli_eval
 from cejudge_dspy.cli import _optimize as cli_optimize
 from cejudge_dspy.cli import _view as cli_view
 from cejudge_dspy.cli._common import (
+    Bound,
     add_backbone_args,
     announce_program,
     backbone,
     build,
+    check_backbone_args,
+    check_bounds,
     parse_fields,
     program_label,
     run_command,
@@ -30,6 +39,8 @@ from cejudge_dspy.cli._common import (
 from cejudge_dspy.cli._presets import add_preset_arg, apply_preset, describe_preset
 from cejudge_dspy.cli._program_args import add_program_args, apply_config, given_dests, option_dests
 from cejudge_dspy.errors import InputError
+
+SHOWN = Bound("-n", "items", 1)
 
 
 def _judge_parser(sub: Any) -> None:
@@ -55,6 +66,7 @@ def _run_judge(args: argparse.Namespace) -> int:
     from cejudge_dspy.cli._program_args import judge_options
     from cejudge_dspy.cli._progress import JudgeDisplay, live
     from cejudge_dspy.cli.display import console, verdict_panel
+    from cejudge_dspy.judges import check_method_backbone
     from cejudge_dspy.tasks import load_task
     from cejudge_dspy.usage import clock, on_progress
 
@@ -64,6 +76,7 @@ def _run_judge(args: argparse.Namespace) -> int:
     if args.preset:
         err.print(describe_preset(args, spec.name), soft_wrap=True)
     judge_options(args).check(spec)
+    check_method_backbone(args.method, args.lm, args.api_base)
     items = items_from_args(args, spec)
     announce_program(
         err, program_label(args, spec.name), spec.name if args.method == "cejudge" else None, args.program
@@ -91,7 +104,7 @@ def _tasks_parser(sub: Any) -> None:
     p = sub.add_parser("tasks", help="list declared tasks, or show a few items of one")
     p.add_argument("action", nargs="?", default="list", choices=("list", "show"))
     p.add_argument("name", nargs="?")
-    p.add_argument("-n", type=int, default=3, help="items to show")
+    p.add_argument("-n", type=int, default=3, help=f"items to show ({SHOWN.describe()})")
     p.add_argument("--data", help="local file or directory instead of the task's hub dataset")
     p.add_argument("--field", action="append", help="KEY=COLUMN mapping override (repeatable)")
     p.set_defaults(handler=_run_tasks)
@@ -110,6 +123,7 @@ def _run_tasks(args: argparse.Namespace) -> int:
         return 1 if broken_declarations() else 0
     if not args.name:
         raise InputError("`cejudge tasks show` needs a task name", field="name")
+    check_bounds(args, (SHOWN,))
     spec = load_task(args.name)
     from cejudge_dspy.data import load_items
 
@@ -131,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_checkeval.add_parsers(sub)
     cli_optimize.add_parsers(sub)
     cli_view.add_parsers(sub)
+    cli_backbones.add_parsers(sub)
     return parser
 
 
@@ -142,6 +157,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(args_list)
 
     def handler(args: argparse.Namespace) -> int:
+        if hasattr(args, "lm"):  # a command with backbone flags: their bounds before anything runs
+            check_backbone_args(args)
         if getattr(args, "preset", None) or getattr(args, "config", None):
             # Which flags the user gave, so that they win over a config file and a preset (_presets.py).
             args.given_flags = given_dests(args.preset_parser, args_list[1:], option_dests())

@@ -10,6 +10,9 @@ from typing import Any
 
 from cejudge_dspy.errors import InputError
 
+# Confidence bins over [0.5, 1]: beyond 100 a bin is narrower than 0.005 and holds next to no item.
+MAX_BINS = 100
+
 
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser(
@@ -17,7 +20,9 @@ def add_parsers(sub: Any) -> None:
         help="pairwise run: calibration of p(A) (ECE, reliability bins) and the tie band that fits it best",
     )
     p.add_argument("run", help="a pairwise run directory written by `cejudge evaluate --out` (a dev split)")
-    p.add_argument("--bins", type=int, default=5, help="confidence bins over [0.5, 1] (default 5)")
+    p.add_argument(
+        "--bins", type=int, default=5, help=f"confidence bins over [0.5, 1], 1 to {MAX_BINS} (default 5)"
+    )
     p.add_argument("--json", action="store_true", help="print JSON (every candidate band) instead of tables")
     p.set_defaults(handler=run_calibrate)
 
@@ -30,8 +35,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
     path = Path(args.run)
     if not path.is_dir():
         raise InputError(f"{path} is not a run directory", field="run")
-    if args.bins < 1:
-        raise InputError(f"must be at least 1, got {args.bins}", field="--bins")
+    if not 1 <= args.bins <= MAX_BINS:
+        raise InputError(f"must be from 1 to {MAX_BINS} (confidence bins), got {args.bins}", field="--bins")
     config, records = load_run(path)
     task = config.get("task") or (records[0].task if records else None)
     if not task:

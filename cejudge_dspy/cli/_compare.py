@@ -63,7 +63,12 @@ def add_parsers(sub: Any) -> None:
     p = sub.add_parser("merge", help="merge the results of sharded runs into one run directory")
     p.add_argument("runs", nargs="+")
     p.add_argument("--out", required=True)
-    p.add_argument("--partial", action="store_true", help="merge even if some of the N shards are missing")
+    p.add_argument(
+        "--partial",
+        action="store_true",
+        help="merge even if some of the N shards are missing, or a shard lacks records of its items "
+        "(interrupted, or a torn last line); the summary says what is missing",
+    )
     p.set_defaults(handler=run_merge)
 
 
@@ -144,6 +149,12 @@ def run_merge(args: argparse.Namespace) -> int:
     summary = merge_runs([Path(r) for r in args.runs], Path(args.out), partial=args.partial)
     console().print(summary_table(summary))
     if part := summary.get("partial"):
-        missing = ", ".join(f"{k}/{part['of']}" for k in part["missing"])
-        console(stderr=True).print(f"partial merge: shards {missing} are missing from {args.out}")
+        said = []
+        if part["missing"]:
+            shards = ", ".join(f"{k}/{part['of']}" for k in part["missing"])
+            said.append(f"shards {shards} are missing")
+        if part.get("incomplete"):
+            lacks = ", ".join(f"{k} lacks {m}" for k, m in part["incomplete"].items())
+            said.append(f"{part['missing_items']} items of the shards merged have no record ({lacks})")
+        console(stderr=True).print(f"partial merge into {args.out}: {'; '.join(said)}", soft_wrap=True)
     return 0

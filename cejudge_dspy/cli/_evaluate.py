@@ -12,16 +12,18 @@ from __future__ import annotations
 import argparse
 import hashlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cejudge_dspy.cli._common import add_backbone_args, build, parse_fields, program_label
 from cejudge_dspy.cli._compare import add_parsers as add_compare_parsers
 from cejudge_dspy.cli._evaluate_ray import add_ray_args, check_ray_args
-from cejudge_dspy.cli._evaluate_run import judge_and_summarize
 from cejudge_dspy.cli._presets import add_preset_arg, apply_preset, describe_preset
 from cejudge_dspy.cli._program_args import add_program_args
-from cejudge_dspy.data import Item
+from cejudge_dspy.cli._run_setup import BOOTSTRAP, CONCURRENCY, LIMIT
 from cejudge_dspy.errors import InputError
+
+if TYPE_CHECKING:  # the parser is built without DSPy (data imports it)
+    from cejudge_dspy.data import Item
 
 
 def add_parsers(sub: Any) -> None:
@@ -36,11 +38,20 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--const", action="append", help="KEY=VALUE constant field, e.g. label=A (repeatable)")
     p.add_argument("--language", action="append", help="keep only this language (repeatable)")
     p.add_argument("--subset", action="append", help="keep only this subset (repeatable)")
-    p.add_argument("--limit", type=int, help="seeded, language-stratified sample of N items")
+    p.add_argument(
+        "--limit", type=int, help=f"seeded, language-stratified sample of N items ({LIMIT.describe()})"
+    )
     p.add_argument("--out", help="run directory (default runs/<task>-<method>[-<preset>])")
-    p.add_argument("--concurrency", type=int, default=1, help="items in flight at once")
+    p.add_argument(
+        "--concurrency", type=int, default=1, help=f"items in flight at once ({CONCURRENCY.describe()})"
+    )
     p.add_argument("--shard", help="K/N: judge only the K-th of N deterministic shards")
-    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for CIs (0: none)")
+    p.add_argument(
+        "--bootstrap",
+        type=int,
+        default=1000,
+        help=f"bootstrap resamples for CIs, {BOOTSTRAP.describe()} (0: none; default 1000)",
+    )
     p.add_argument("--force-new", action="store_true", help="move the run in --out aside and start over")
     add_ray_args(p)
     p.set_defaults(handler=run_evaluate)
@@ -71,11 +82,12 @@ def parse_shard(value: str | None) -> tuple[int, int] | None:
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
+    from cejudge_dspy.cli._evaluate_run import judge_and_summarize
     from cejudge_dspy.cli._run_setup import check_lm, check_options, check_program_options, run_identity
     from cejudge_dspy.cli.display import console
     from cejudge_dspy.data import field_mapping, fingerprint, load_items
     from cejudge_dspy.judges import prompt_fingerprint
-    from cejudge_dspy.runs import lock, prepare_run_dir
+    from cejudge_dspy.runs import item_ids, lock, prepare_run_dir
     from cejudge_dspy.tasks import load_task
 
     # Everything is checked before anything is written: a typo never leaves a run behind.
@@ -114,6 +126,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     )
     if shard:
         config["shard"] = f"{shard[0]}/{shard[1]}"
+    config["items"] = item_ids([i.id for i in items])  # what readers and merge check a run's records against
     with lock(out):
         records = prepare_run_dir(out, config, force_new=args.force_new)
         return judge_and_summarize(args, spec, program, items, records, out, config)

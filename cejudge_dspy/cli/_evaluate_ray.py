@@ -9,16 +9,21 @@ resumes without it and the other way round.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import math
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cejudge_dspy.cli._common import backbone_options
+from cejudge_dspy.cli._common import Bound, backbone_options, check_bounds
 from cejudge_dspy.cli._program_args import judge_options
-from cejudge_dspy.data import Item
 from cejudge_dspy.errors import InputError
+
+if TYPE_CHECKING:  # the parser is built without DSPy (data imports it)
+    from cejudge_dspy.data import Item
+
+RAY_ACTORS = Bound("--ray-actors", "actors", 1)
+# Above 0: a Ray actor that reserves no CPU is scheduled without limit (Bound's low end is inclusive).
+RAY_CPUS = Bound("--ray-cpus-per-actor", "CPUs each actor reserves", 0.001)
 
 
 def add_ray_args(p: argparse.ArgumentParser) -> None:
@@ -43,10 +48,10 @@ def check_ray_args(args: argparse.Namespace) -> None:
         if getattr(args, "ray_actors", None) is not None:
             raise InputError("needs --ray", field="--ray-actors")
         return
-    if args.ray_actors is not None and args.ray_actors < 1:
-        raise InputError(f"must be at least 1 (actors), got {args.ray_actors}", field="--ray-actors")
-    if args.ray_cpus_per_actor <= 0:
-        raise InputError(f"must be above 0, got {args.ray_cpus_per_actor}", field="--ray-cpus-per-actor")
+    check_bounds(args, (RAY_ACTORS, RAY_CPUS))
+    from cejudge_dspy.evaluate import check_ray_address
+
+    check_ray_address(args.ray)  # before the run directory opens: an unreachable cluster leaves nothing
 
 
 def judge_with_ray(
@@ -54,6 +59,8 @@ def judge_with_ray(
 ) -> None:
     """Judge `todo` on Ray into `out`/results.jsonl, under evaluate's progress display (on `err`) with a
     line of per-worker counts."""
+    import asyncio  # here, not at the top: the parser is built without it
+
     from cejudge_dspy.cli._progress import RunDisplay, live
     from cejudge_dspy.evaluate import RayOptions, RayProgress, RunRecipe, judge_on_ray, ray_cluster
     from cejudge_dspy.runs import RESULTS

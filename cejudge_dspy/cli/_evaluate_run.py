@@ -75,6 +75,7 @@ def judge_and_summarize(
     final = read_records(out / RESULTS)
     summary = summarize(final, spec, n_resamples=args.bootstrap, seed=args.seed)
     summary["run"] = config
+    summary["features"] = _features(err, args, final)
     if todo or read_timing(out / SUMMARY) is None:
         summary["timing"] = run_timing(read_timing(out / SUMMARY), started, time.time())
     else:  # nothing was judged in this session: the run's timing stays what it was
@@ -90,6 +91,21 @@ def judge_and_summarize(
         stdout.print(reliability_table(calibration))
     stdout.print(f"results: {out / RESULTS} · summary: {out / SUMMARY}")
     return _exit_code(err, [r for r in final if r.id in {i.id for i in items}])
+
+
+def _features(err: Any, args: argparse.Namespace, records: list[Any]) -> dict[str, bool | None]:
+    """What the backbone gave the run (judges.combined_features), and one stderr line when it lacked any."""
+    from cejudge_dspy.judges import combined_features, missing_features
+
+    features = combined_features([r.features for r in records])
+    if missing := missing_features(features):
+        err.print(
+            f"backbone {args.lm} gave this run no {', '.join(missing)} (see each record's features; "
+            "`cejudge backbones check` asks a server what it gives)",
+            soft_wrap=True,
+            markup=False,
+        )
+    return features
 
 
 def _exit_code(err: Any, records: list[Any]) -> int:

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from cejudge_dspy.data import Item, normalize_language, require_text
+from cejudge_dspy.data import Item, normalize_language, parse_label, read_text_lines, require_text
 from cejudge_dspy.errors import DataError, InputError
 from cejudge_dspy.tasks import TaskSpec
 
@@ -35,6 +35,10 @@ def item_from_mapping(
     def text(key: str) -> str:
         return require_text(data.get(key), name(key), where)
 
+    def label() -> Any:
+        # Parsed as the loader parses gold labels: a NaN or an infinity would be written as invalid JSON.
+        return None if data.get("label") is None else parse_label(data["label"], spec, item_id)
+
     language = normalize_language(str(data.get("language") or "en"), item=where, field=name("language"))
     common = {"id": item_id, "mode": spec.mode, "language": language, "instruction": text("instruction")}
     if spec.mode == "pairwise":
@@ -44,9 +48,7 @@ def item_from_mapping(
                 item=where,
                 field=name("response"),
             )
-        return Item(
-            **common, response_a=text("response_a"), response_b=text("response_b"), label=data.get("label")
-        )
+        return Item(**common, response_a=text("response_a"), response_b=text("response_b"), label=label())
     if data.get("response_a") or data.get("response_b"):
         stray = "response_a" if data.get("response_a") else "response_b"
         raise InputError(
@@ -64,14 +66,13 @@ def item_from_mapping(
         )
         if response_language
         else None,
-        label=data.get("label"),
+        label=label(),
     )
 
 
 def read_item_file(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        raise DataError(f"{path}: no such file; pass an existing JSON or JSONL file to --file")
-    text = path.read_text(encoding="utf-8").strip()
+    # Checked before opening: a named pipe would block until a writer comes, a device never ends.
+    text = "\n".join(read_text_lines(path, "pass an existing JSON or JSONL file to --file")).strip()
     if not text:
         raise DataError(f"{path}: the file is empty")
     try:

@@ -13,29 +13,21 @@ import argparse
 import logging
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.prompt import Confirm
 from rich.table import Table
 
-from cejudge_dspy.backbones import make_lm
 from cejudge_dspy.cli._common import add_backbone_args, backbone, parse_fields
 from cejudge_dspy.cli.display import console as make_console
-from cejudge_dspy.data import load_items
-from cejudge_dspy.judges import default_path, save_program
 from cejudge_dspy.tasks import TaskSpec, load_task
-from cejudge_dspy.tuning import (
-    OPTIMIZERS,
-    Budget,
-    CallEstimate,
-    OptimizeReport,
-    estimate_calls,
-    optimize,
-    parse_budget,
-    split_items,
-)
+from cejudge_dspy.tuning import OPTIMIZERS
+
+# The flags are built without DSPy: what tunes, loads and saves is imported when the command runs.
+if TYPE_CHECKING:
+    from cejudge_dspy.tuning import Budget, CallEstimate, OptimizeReport
 
 PHASES = {
     "anchors": "anchors: train split, starting program",
@@ -70,7 +62,8 @@ def add_optimize_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     add("--program", default="base", help="starting program: base, auto or a saved .json")
     add("--threads", type=int, default=1, help="parallel program runs (keep 1 for the embedded model)")
     add(
-        "--out", help="where to save (default: optimized/TASK.json; GEPA checkpoints in optimized/TASK.gepa/)"
+        "--out",
+        help="where to save (default: optimized/TASK.json; GEPA resumes a run named by optimized/TASK.gepa/)",
     )
     add("--yes", "-y", action="store_true", help="do not ask for confirmation")
     add(
@@ -94,6 +87,8 @@ def add_parsers(sub: Any) -> None:
 def _reflection_lm(args: argparse.Namespace, lm: Any) -> Any:
     if not args.reflection_lm or args.reflection_lm == args.lm:
         return lm  # one model instance: an embedded model is not loaded twice
+    from cejudge_dspy.backbones import make_lm
+
     local = args.reflection_lm == "embedded" or args.reflection_lm.startswith("gguf:")
     base = args.reflection_api_base or (None if local else args.api_base)
     # Proposals should vary between iterations, so the reflection model samples (GEPA's advice).
@@ -110,6 +105,10 @@ def run_optimize(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, console: Console) -> int:
+    from cejudge_dspy.data import load_items
+    from cejudge_dspy.judges import default_path
+    from cejudge_dspy.tuning import estimate_calls, parse_budget, split_items
+
     spec, budget = load_task(args.task), parse_budget(args.budget)
     if not args.verbose:
         logging.getLogger("dspy").setLevel(logging.WARNING)
@@ -152,8 +151,12 @@ def _print_plan(
         + (f" (skipped {skipped})" if skipped else "")
     )
     console.print(f"{optimizer} budget {budget}: estimated {estimate.describe()}")
-    if log_dir is not None and (log_dir / "gepa_state.bin").exists():
-        console.print(f"{log_dir} holds a GEPA checkpoint: this run continues it")
+    from cejudge_dspy.tuning import Checkpoint
+
+    if log_dir is not None and (log_dir / "cejudge_run.json").exists() and Checkpoint(log_dir).exists():
+        console.print(
+            f"{log_dir} has a GEPA checkpoint: this run continues it (delete {log_dir} to start over)"
+        )
 
 
 def _optimize_with_progress(
@@ -166,6 +169,8 @@ def _optimize_with_progress(
     log_dir: Path | None,
 ) -> tuple[OptimizeReport, Any, Any]:
     """Run `optimize` on the judge backbone with a progress bar per phase; the report and both LMs."""
+    from cejudge_dspy.tuning import optimize
+
     with (
         backbone(args) as lm,
         Progress(
@@ -217,6 +222,8 @@ def _save_if_gained(
             "--save-anyway writes it for inspection (--program auto will still not load it)"
         )
         return 0
+    from cejudge_dspy.judges import save_program
+
     written = save_program(report.program, out, manifest)
     if report.source == "best-so-far":
         console.print(

@@ -8,32 +8,52 @@ typo never leaves a run.json behind. `run_identity` is what `run.json` records a
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
-from cejudge_dspy.backbones import check_backbone, is_local
-from cejudge_dspy.cli._common import backbone_options, repeat_penalty
+from cejudge_dspy.cli._common import (
+    MAX_BOOTSTRAP,
+    Bound,
+    backbone_options,
+    check_api_key,
+    check_bounds,
+    repeat_penalty,
+)
 from cejudge_dspy.cli._program_args import judge_options
 from cejudge_dspy.errors import InputError
 from cejudge_dspy.tasks import TaskSpec
 
-# (flag, attribute, smallest allowed value, what it is)
-_BOUNDS = (
-    ("--concurrency", "concurrency", 1, "items in flight"),
-    ("--bootstrap", "bootstrap", 0, "bootstrap resamples (0: no intervals)"),
-    ("--limit", "limit", 1, "items"),
-    ("--max-tokens", "max_tokens", 1, "tokens"),
-    ("--temperature", "temperature", 0.0, "a sampling temperature"),
-)
+# The run's numeric flags (the backbone's are _common.BACKBONE_BOUNDS, the judge's JudgeOptions').
+CONCURRENCY = Bound("--concurrency", "items in flight", 1)
+BOOTSTRAP = Bound("--bootstrap", "bootstrap resamples; 0: no intervals", 0, MAX_BOOTSTRAP)
+LIMIT = Bound("--limit", "items", 1)
+RUN_BOUNDS = (CONCURRENCY, BOOTSTRAP, LIMIT)
 
 
 def check_options(args: argparse.Namespace) -> None:
-    """Numeric flags out of range are one line each, before anything runs."""
-    for flag, attr, low, what in _BOUNDS:
-        value = getattr(args, attr, None)
-        if value is not None and value < low:
-            raise InputError(f"must be at least {low} ({what}), got {value}", field=flag)
+    """Numeric flags out of range are one line each, and so is an --out that cannot be a run directory,
+    before anything runs."""
+    check_bounds(args, RUN_BOUNDS)
     judge_options(args).check_bounds()
+    if getattr(args, "out", None):
+        check_out(Path(args.out))
+
+
+def check_out(out: Path, flag: str = "--out") -> None:
+    """A run directory is an existing directory, or a path whose missing folders are created (like
+    `mkdir -p`, as runs.lock does); a file, a device such as /dev/null, a path under a file or a folder this
+    process cannot write is one line before anything is written."""
+    for path in (out, *out.parents):
+        if not os.path.lexists(path):
+            continue
+        if path == out and not path.is_dir():
+            raise InputError(f"{out} exists and is not a directory; name a run directory", field=flag)
+        if not path.is_dir():
+            raise InputError(f"{out} cannot be made: {path} is not a directory", field=flag)
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise InputError(f"{out} cannot be written: {path} is not writable", field=flag)
+        return
 
 
 def check_program_options(args: argparse.Namespace, spec: TaskSpec) -> None:
@@ -43,8 +63,14 @@ def check_program_options(args: argparse.Namespace, spec: TaskSpec) -> None:
 
 
 def check_lm(args: argparse.Namespace) -> None:
-    """The backbone flags, checked without loading a model (see backbones.check_backbone)."""
+    """The backbone flags, checked without loading a model (see backbones.check_backbone), and whether the
+    method can run on that backbone at all (judges.check_method_backbone: `likelihood` scores texts)."""
+    from cejudge_dspy.backbones import check_backbone
+    from cejudge_dspy.judges import check_method_backbone
+
     check_backbone(args.lm, **backbone_options(args))
+    check_api_key(args)
+    check_method_backbone(args.method, args.lm, args.api_base)
 
 
 def run_identity(
@@ -59,6 +85,8 @@ def run_identity(
     """Everything that changes a run's records (runs.IDENTITY_KEYS; the judge's options come from
     JudgeOptions), plus where the data is and, not compared on resume, the preset the options came from
     and the run's headline metric."""
+    from cejudge_dspy.backbones import is_local
+
     return {
         "task": spec.name,
         "task_version": spec.version,
@@ -76,6 +104,9 @@ def run_identity(
         **judge_options(args).identity(spec),
         "data": str(Path(args.data).expanduser().resolve()) if args.data else None,
         "data_sha256": data_sha256,
+        # How items are named (runs.LATER_KEYS has the scheme before it): a local file's `id` column
+        # when it has one, else <file stem>/<row index>.
+        "id_scheme": "id column",
         "fields": fields,
         "constants": constants,
         "languages": sorted(args.language) if args.language else None,

@@ -1,6 +1,7 @@
 """`cejudge view RUN [RUN...]`: one self-contained HTML page per call (overview, charts, items with
 filters and every stage's output, comparison of several runs, CSV download), written to disk and
-printed; `--open` opens it, `--serve` serves it on 127.0.0.1 only, `--csv` writes the item table.
+printed; `--open` opens it, `--serve` serves it on 127.0.0.1 only (and only to requests for 127.0.0.1 or
+localhost: DNS rebinding), `--csv` writes the item table (formula-like cells prefixed with `'`).
 
 `cejudge_dspy.view` builds the page (view/_page.py) and draws its charts (view/_charts.py); view/assets/
 holds its HTML, stylesheet and script.
@@ -9,6 +10,7 @@ holds its HTML, stylesheet and script.
 from __future__ import annotations
 
 import argparse
+import errno
 import functools
 import http.server
 import sys
@@ -42,32 +44,39 @@ def add_parsers(sub: Any) -> None:
 
 
 def run_view(args: argparse.Namespace) -> int:
+    from cejudge_dspy.runs import write_file_atomic
     from cejudge_dspy.view import csv_text, item_rows, load_view_run, require_libraries, write_page
 
     require_libraries()
-
+    check_port(args.port)
     paths = [Path(p) for p in args.runs]
     for path in paths:
         if not path.is_dir():
             raise InputError(f"{path} is not a run directory", field="runs")
     names = _unique_names(paths)
-    runs = [
-        load_view_run(path, name=name, n_resamples=args.bootstrap)
-        for path, name in zip(paths, names, strict=True)
-    ]
     out = (
         Path(args.out)
         if args.out
         else (paths[0] / "view.html" if len(paths) == 1 else Path("cejudge-view.html"))
     )
-    write_page(runs, out, n_resamples=args.bootstrap)
-    print(out.resolve())
-    if args.csv:
-        rows = [row for run in runs for row in item_rows(run.records, run.spec, run.name)]
-        Path(args.csv).write_text(csv_text(rows), encoding="utf-8")
-        print(Path(args.csv).resolve())
-    if args.serve:
-        return serve(out, args.port, open_browser=args.open)
+    # Bound before anything is written: a port in use is one line, with no page left behind.
+    server = bind(out, args.port) if args.serve else None
+    try:
+        runs = [
+            load_view_run(path, name=name, n_resamples=args.bootstrap)
+            for path, name in zip(paths, names, strict=True)
+        ]
+        write_page(runs, out, n_resamples=args.bootstrap)
+        print(out.resolve())
+        if args.csv:
+            rows = [row for run in runs for row in item_rows(run.records, run.spec, run.name)]
+            write_file_atomic(Path(args.csv), csv_text(rows), fsync=False)  # a symlink there is refused
+            print(Path(args.csv).resolve())
+        if server is not None:
+            return serve(out, args.port, open_browser=args.open, server=server)
+    finally:
+        if server is not None:
+            server.server_close()
     if args.open:
         webbrowser.open(out.resolve().as_uri())
     return 0
@@ -82,30 +91,66 @@ def _unique_names(paths: list[Path]) -> list[str]:
     ]
 
 
-def serve(page: Path, port: int, *, open_browser: bool = False) -> int:
-    """Serve the page, and nothing else of its folder, on 127.0.0.1 (never on other interfaces) until
-    interrupted."""
+def check_port(port: int) -> None:
+    """Refuse what is not a TCP port; 0 asks the system for any free one."""
+    if not 0 <= port <= 65535:
+        raise InputError(f"{port} is not a port: use 1 to 65535, or 0 for any free one", field="--port")
+
+
+def bind(page: Path, port: int) -> http.server.ThreadingHTTPServer:
+    """A server for `page` bound to 127.0.0.1:`port` (never other interfaces); a port in use is one line."""
+    check_port(port)
     handler = functools.partial(_PageHandler, page.resolve())
-    with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
-        url = f"http://127.0.0.1:{server.server_address[1]}/{page.name}"
+    try:
+        return http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise InputError(
+                f"port {port} on 127.0.0.1 is in use; pick another, or 0 for any free one", field="--port"
+            ) from None
+        raise InputError(
+            f"cannot serve on 127.0.0.1:{port} ({exc.strerror or exc})", field="--port"
+        ) from None
+
+
+def serve(
+    page: Path,
+    port: int,
+    *,
+    open_browser: bool = False,
+    server: http.server.ThreadingHTTPServer | None = None,
+) -> int:
+    """Serve the page, and nothing else of its folder, on 127.0.0.1 until interrupted."""
+    with server or bind(page, port) as bound:
+        url = f"http://127.0.0.1:{bound.server_address[1]}/{page.name}"
         print(f"serving {url} (Ctrl-C stops)", file=sys.stderr)
         if open_browser:
             webbrowser.open(url)
         try:
-            server.serve_forever()
+            bound.serve_forever()
         except KeyboardInterrupt:
             pass
     return 0
 
 
 class _PageHandler(http.server.BaseHTTPRequestHandler):
-    """GET / or /NAME answers the page; every other path is 404."""
+    """GET / or /NAME answers the page; every other path is 404, and a request for another host 403."""
 
     def __init__(self, page: Path, *args: Any, **kwargs: Any) -> None:
         self.page = page
         super().__init__(*args, **kwargs)
 
+    def _host_allowed(self) -> bool:
+        # DNS rebinding: a page on evil.example can point its name at 127.0.0.1 and read this server
+        # from the user's browser; the browser still sends Host: evil.example, so only our names pass.
+        host = (self.headers.get("Host") or "").strip().lower()
+        port = self.server.server_address[1]
+        return host in {"127.0.0.1", "localhost", f"127.0.0.1:{port}", f"localhost:{port}"}
+
     def do_GET(self) -> None:  # noqa: N802 - the base class's name
+        if not self._host_allowed():
+            self.send_error(403, "this server answers only http://127.0.0.1 or http://localhost")
+            return
         if self.path.split("?")[0] not in ("/", f"/{self.page.name}"):
             self.send_error(404)
             return

@@ -1,6 +1,7 @@
 """Items and where they come from: the `Item`, language codes and names, and loading local files or hub
 datasets mapped onto item fields by the task's declaration."""
 
+from cejudge_dspy.data._files import read_text_lines
 from cejudge_dspy.data._items import Item, require_text
 from cejudge_dspy.data._languages import LANGUAGES, is_english, language_name, normalize_language
 from cejudge_dspy.data._loader import load_items, task_summary
@@ -20,6 +21,7 @@ __all__ = [
     "load_items",
     "normalize_language",
     "parse_label",
+    "read_text_lines",
     "require_text",
     "stratified_sample",
     "task_summary",

@@ -48,7 +48,8 @@ def _adapt_to_file(
 
     The declaration describes its own dataset (MM-Eval's `chosen`/`rejected`, its `label = "A"`, its
     subset filter). In a local file, a field whose declared column is absent reads the column named
-    after the field itself (`response_a`, `label`, ...), and such a column replaces a declared constant.
+    after the field itself (`response_a`, `label`, ...), and such a column replaces a declared constant;
+    an `id` column names the items even where the declaration maps no id.
     Declared constants do not filter rows of local files (pass `--subset` for that); they fill fields
     the file lacks. Command-line mappings are taken as given.
     """
@@ -59,7 +60,7 @@ def _adapt_to_file(
         declared = f.get(fld)
         if (
             declared is None
-            and fld in c
+            and (fld in c or fld == "id")  # a file's own ids name its items: results and reports say them
             or (declared is not None and any(col not in columns for col in _columns_of(declared)))
         ):
             f[fld] = fld

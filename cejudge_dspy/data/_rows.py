@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import reprlib
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,19 +26,30 @@ _LISTED = 10  # row problems spelled out in one error; the rest are counted
 
 
 def _number(value: Any) -> float:
-    if isinstance(value, bool):
-        raise ValueError
-    if isinstance(value, str):
-        text = value.strip()
-        value = text.replace(",", ".") if text.count(",") == 1 and "." not in text else text  # "4,5"
-    number = float(value)
+    """A finite number from a label value; ValueError saying what it is instead."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError(f"expected a number, got {type(value).__name__} {reprlib.repr(value)}")
+    text = value.strip() if isinstance(value, str) else value
+    if isinstance(text, str) and text.count(",") == 1 and "." not in text:
+        text = text.replace(",", ".")  # "4,5"
+    try:
+        number = float(text)
+    except ValueError:
+        raise ValueError(f"expected a number, got {reprlib.repr(value)}") from None
+    except OverflowError:  # an integer of hundreds of digits
+        raise ValueError(f"not a finite number ({reprlib.repr(value)}); give a finite number") from None
     if math.isnan(number):
-        raise ValueError
+        raise ValueError(f"not a number ({value!r}); give a finite number")
+    if math.isinf(number):
+        raise ValueError(f"not a finite number ({value!r}); give a finite number")  # JSON cannot hold it
     return number
 
 
 def parse_label(value: Any, task: TaskSpec, item: str) -> Label:
-    """A gold label in the item's form: "A"/"B"/"tie", a float, or dict[str, float]; InputError if not."""
+    """A gold label in the item's form: "A"/"B"/"tie", a finite float, or dict[str, float] for a task
+    with score dimensions (CheckEval); InputError naming the item and the field if not."""
+    if isinstance(value, float) and math.isnan(value):  # checked before _blank, which counts NaN as empty
+        raise InputError("not a number (NaN); give a finite number", item=item, field="label")
     if _blank(value):
         raise InputError("empty label; fill it or drop the label mapping", item=item, field="label")
     if task.mode == "pairwise":
@@ -46,13 +59,25 @@ def parse_label(value: Any, task: TaskSpec, item: str) -> Label:
     try:
         if isinstance(value, str) and value.strip().startswith("{"):
             value = json.loads(value)
-        if not isinstance(value, dict):
-            return _number(value)
-        scores = {str(k): _number(v) for k, v in value.items() if v is not None}
-    except (ValueError, TypeError):
+    except ValueError:
+        raise InputError(f"expected a dict of numbers, got {value!r}", item=item, field="label") from None
+    # A task without score dimensions measures numbers: a dict label would drop out of its table unsaid.
+    if isinstance(value, list) or (isinstance(value, dict) and not task.dimensions):
         raise InputError(
-            f"expected a number or a dict of numbers, got {value!r}", item=item, field="label"
-        ) from None
+            f"expected a number, got {type(value).__name__} {reprlib.repr(value)}", item=item, field="label"
+        )
+    if not isinstance(value, dict):
+        try:
+            return _number(value)
+        except ValueError as exc:
+            raise InputError(str(exc), item=item, field="label") from None
+    scores = {}
+    for key, score in value.items():
+        try:
+            if score is not None:
+                scores[str(key)] = _number(score)
+        except ValueError as exc:
+            raise InputError(f"score '{key}': {exc}", item=item, field="label") from None
     lacking = [d.human_key for d in task.dimensions if d.human_key not in scores]
     if lacking or not scores:
         raise InputError(
@@ -126,16 +151,11 @@ def _languages(
     return language, _optional_language(raw, "response_language", item_id)
 
 
-def _position(where: str, index: int) -> str:
-    """Where a row is, 1-based as editors count: the line of a JSONL or CSV file (after the header; a
-    quoted cell spanning lines shifts it), else the row of a JSON list, a Parquet file or a hub split."""
-    name = Path(where).name
-    suffix = Path(where).suffix.lower()
-    if suffix == ".jsonl":
-        return f"{name} line {index + 1}"
-    if suffix in (".csv", ".tsv"):
-        return f"{name} line {index + 2}"
-    return f"{name} row {index + 1}"
+def _position(where: str, index: int, line: int | None) -> str:
+    """Where a row is, 1-based as editors count: the line it starts on in a JSONL or CSV file, else the
+    row of a JSON list, a Parquet file or a hub split."""
+    name = os.path.basename(where)  # runs once per row: cheaper than parsing a Path
+    return f"{name} line {line}" if line is not None else f"{name} row {index + 1}"
 
 
 class _Loader:
@@ -164,6 +184,7 @@ class _Loader:
         where: str,
         stem: str,
         index: int,
+        line: int | None,
         file_pair: tuple[str, str] | None,
         constants: dict[str, str],
     ) -> None:
@@ -180,7 +201,8 @@ class _Loader:
         if self.subsets is not None and (subset or "").casefold() not in self.subsets:
             self.dropped["outside --subsets"] += 1
             return
-        shown = f"{item_id} ({_position(where, index)})"  # problems name the line a user opens the file at
+        # Problems name the line a user opens the file at.
+        shown = f"{item_id} ({_position(where, index, line)})"
         try:
             language, response_language = _languages(raw, shown, file_pair, self.default)
         except InputError as exc:

@@ -1,7 +1,7 @@
 """Judging items into a run directory: the local runner (concurrent, resumable), merging shards, and
 judging on a Ray cluster."""
 
-from cejudge_dspy.evaluate._cluster import ray_cluster
+from cejudge_dspy.evaluate._cluster import check_ray_address, ray_cluster
 from cejudge_dspy.evaluate._distributed import RayOptions, judge_on_ray
 from cejudge_dspy.evaluate._groups import group_key
 from cejudge_dspy.evaluate._merge import merge_runs
@@ -20,4 +20,5 @@ __all__ = [
     "merge_runs",
     "pending_items",
     "ray_cluster",
+    "check_ray_address",
 ]

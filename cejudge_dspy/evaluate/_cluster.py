@@ -9,16 +9,21 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
-from cejudge_dspy.errors import CEJudgeError
+from cejudge_dspy.errors import CEJudgeError, InputError
 
 # Environment the workers need to resolve the same program and use the same caches as the driver.
 FORWARDED_ENV = ("DSPY_CACHEDIR", "LITELLM_LOCAL_MODEL_COST_MAP", "HF_HOME", "HF_HUB_OFFLINE")
 FORWARDED_PREFIXES = ("CEJUDGE_",)
 LOCAL = "local"  # `--ray` without an address: a Ray instance of this machine, started for this run
+# How long a cluster's address may take to accept a connection. Ray's own connect retries an address where
+# nothing listens for minutes; a live head node accepts at once.
+CONNECT_TIMEOUT_S = 5.0
 
 
 class RayUnavailableError(CEJudgeError):
@@ -30,6 +35,32 @@ class RayUnavailableError(CEJudgeError):
 def cluster_env() -> dict[str, str]:
     """The driver's environment variables a worker needs (program and cache locations)."""
     return {k: v for k, v in os.environ.items() if k in FORWARDED_ENV or k.startswith(FORWARDED_PREFIXES)}
+
+
+def check_ray_address(address: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """Refuse, within `timeout` seconds and without importing Ray, a cluster address that is malformed or
+    where nothing accepts a connection; "local" (start one here) and "auto" without RAY_ADDRESS pass."""
+    if address == LOCAL or (address == "auto" and not os.environ.get("RAY_ADDRESS")):
+        return
+    target = os.environ["RAY_ADDRESS"] if address == "auto" else address
+    try:
+        parts = urlsplit("//" + target.split("://", 1)[-1])
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host = port = None
+    if not host or port is None:
+        raise InputError(
+            f"expected a cluster's HOST:PORT (or auto, or no address), got {target!r}", field="--ray"
+        )
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as exc:
+        reason = "no answer" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
+        raise RayUnavailableError(
+            f"cannot reach the Ray cluster at {target} ({reason}, waited at most {timeout:g} s); check the "
+            "address, or give --ray without one to start Ray on this machine"
+        ) from None
 
 
 def _import_ray() -> Any:
@@ -54,6 +85,7 @@ def ray_cluster(address: str, *, num_cpus: int | None = None) -> Iterator[Any]:
         # Read by Ray when it is imported: keep 127.0.0.1 as this node's address instead of replacing it
         # with the LAN address (ray._private.services.resolve_ip_for_localhost).
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    check_ray_address(address)
     ray = _import_ray()
     if ray.is_initialized():  # a caller (a test, a notebook) connected already: use that
         yield ray

@@ -2,35 +2,42 @@
 
 Shards merge only when they are shards of one run: the same identity in everything but `shard` (task,
 program, backbone, data fingerprint, ...), the same N, distinct K, and disjoint items. All N are required
-unless `partial`, and the summary of a partial merge says which shards it lacks. A shard still being
-written (its lock is held) is refused. The output is built in a temporary sibling directory and renamed
-into place, so a failed merge leaves no half-written output.
+unless `partial`, and so is every record of each shard's items (run.json's `items`): a shard that was
+interrupted, or ends in a torn line, is refused by name unless `partial`. The summary of a partial merge
+says which shards it lacks and how many items of the shards it has (`partial`, `n_missing`). A shard
+still being written (its lock is held) is refused. The output is built in a temporary sibling directory
+and renamed into place, so a failed merge leaves no half-written output.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 from cejudge_dspy.errors import CEJudgeError
-from cejudge_dspy.metrics import load_run, summarize
+from cejudge_dspy.metrics import summarize
 from cejudge_dspy.runs import (
     IDENTITY_KEYS,
     RESULTS,
     RUN,
     SUMMARY,
     Record,
+    RunRecords,
     identity_diff,
+    item_ids,
     lock,
+    read_run,
     remove_tree,
     write_json_atomic,
 )
 from cejudge_dspy.tasks import load_task
 
-_NOT_COMPARED = {"shard", "data", "merged_from", "partial"}  # `data` is a path; its bytes are compared
+# `data` is a path (its bytes are compared); `items` lists each shard's own items.
+_NOT_COMPARED = {"shard", "data", "merged_from", "partial", "items"}
 
 
 def _shard(path: Path, config: dict[str, Any]) -> tuple[int, int]:
@@ -65,14 +72,50 @@ def merge_runs(
             if not path.is_dir():
                 raise CEJudgeError(f"{path} is not a directory; pass the --out directories of the shards")
             stack.enter_context(lock(path, "cejudge merge"))
-        loaded = [load_run(p) for p in paths]
-    configs = []
-    for path, (config, _) in zip(paths, loaded, strict=True):
-        if not config:
-            raise CEJudgeError(f"{path} has no {RUN}; pass directories written by `cejudge evaluate --out`")
-        configs.append(config)
-    _check_same_run(paths, configs)
-    shards = [_shard(p, c) for p, c in zip(paths, configs, strict=True)]
+        runs = [read_run(p) for p in paths]
+    for run in runs:
+        if not run.config:
+            raise CEJudgeError(
+                f"{run.path} has no {RUN}; pass directories written by `cejudge evaluate --out`"
+            )
+    _check_same_run(paths, [run.config for run in runs])
+    shards = [_shard(run.path, run.config) for run in runs]
+    n, missing = _shard_set(paths, shards, partial)
+    incomplete = _check_complete(runs, shards, partial)
+    merged: dict[str, Record] = {}
+    for run in runs:
+        for r in run.records:
+            if r.id in merged:
+                raise CEJudgeError(
+                    f"item {r.id} appears in more than one shard ({run.path}); shards must not overlap"
+                )
+            merged[r.id] = r
+    config = {**runs[0].config, "shard": None, "merged_from": [str(p) for p in paths]}
+    config.pop("items", None)
+    if all(run.expected is not None for run in runs):  # the merged run knows its items as its shards did
+        config["items"] = item_ids([i for run in runs for i in run.expected or []])
+    if missing or incomplete:
+        config["partial"] = {"shards": sorted(k for k, _ in shards), "of": n, "missing": missing}
+        if incomplete:
+            config["partial"].update(incomplete=incomplete, missing_items=sum(incomplete.values()))
+    n_missing = sum(run.n_missing for run in runs)
+    summary = summarize(
+        list(merged.values()),
+        load_task(config["task"]),
+        n_resamples=n_resamples,
+        seed=seed,
+        missing=n_missing or None,
+    )
+    summary["run"] = config
+    if "partial" in config:
+        summary["partial"] = config["partial"]
+    _write_new_run(out, config, list(merged.values()), summary)
+    return summary
+
+
+def _shard_set(paths: list[Path], shards: list[tuple[int, int]], partial: bool) -> tuple[int, list[int]]:
+    """N, and the shards of N that no path holds; shards of different N, or one K twice, are refused, and
+    missing shards unless `partial`."""
     total = {n for _, n in shards}
     if len(total) > 1:
         shown = ", ".join(f"{p} is {k}/{n}" for p, (k, n) in zip(paths, shards, strict=True))
@@ -89,23 +132,40 @@ def merge_runs(
             f"shards {', '.join(f'{k}/{n}' for k in missing)} are missing; pass all {n}, "
             "or --partial for an explicitly incomplete merge"
         )
-    merged: dict[str, Record] = {}
-    for path, (_, records) in zip(paths, loaded, strict=True):
-        for r in records:
-            if r.id in merged:
-                raise CEJudgeError(
-                    f"item {r.id} appears in more than one shard ({path}); shards must not overlap"
-                )
-            merged[r.id] = r
-    config = {**configs[0], "shard": None, "merged_from": [str(p) for p in paths]}
-    if missing:
-        config["partial"] = {"shards": sorted(seen), "of": n, "missing": missing}
-    summary = summarize(list(merged.values()), load_task(config["task"]), n_resamples=n_resamples, seed=seed)
-    summary["run"] = config
-    if missing:
-        summary["partial"] = config["partial"]
-    _write_new_run(out, config, list(merged.values()), summary)
-    return summary
+    return n, missing
+
+
+def _check_complete(runs: list[RunRecords], shards: list[tuple[int, int]], partial: bool) -> dict[str, int]:
+    """{"K/N": items missing} for each shard that lacks records of items its run.json lists (an
+    interrupted shard) or ends in a torn line; refused, naming each, unless `partial`."""
+    incomplete: dict[str, int] = {}
+    said: list[tuple[str, str, Path]] = []  # (what is wrong, K/N, the shard's directory)
+    for run, (k, n) in zip(runs, shards, strict=True):
+        if run.expected is None and not run.torn:
+            print(
+                f"warning: {run.path / RUN} does not list its items (an older cejudge wrote it), so whether "
+                f"shard {k}/{n} is complete is not checked",
+                file=sys.stderr,
+            )
+        if not run.n_missing:
+            continue
+        incomplete[f"{k}/{n}"] = run.n_missing
+        held = (
+            f"{len(run.records)} of its {len(run.expected)}" if run.expected is not None else len(run.records)
+        )
+        torn = ", its last line torn" if run.torn else ""
+        said.append((f"shard {k}/{n} in {run.path} holds {held} items{torn}", f"{k}/{n}", run.path))
+    if said and not partial:
+        how = (
+            f"rerun `cejudge evaluate --shard {said[0][1]} --out {said[0][2]}` with the shard's other options"
+            if len(said) == 1
+            else "rerun each one's `cejudge evaluate --shard K/N`"
+        )
+        raise CEJudgeError(
+            f"{'; '.join(what for what, _, _ in said)}: {how} (the same command resumes it), or pass "
+            "--partial for an explicitly incomplete merge"
+        )
+    return incomplete
 
 
 def _write_new_run(out: Path, config: dict[str, Any], records: list[Record], summary: dict[str, Any]) -> None:

@@ -19,7 +19,7 @@ import dspy
 
 from cejudge_dspy.data import Item
 from cejudge_dspy.errors import BackboneError, InputError
-from cejudge_dspy.judges import judging_run  # issue 14: no DSPy call history, GC tuned
+from cejudge_dspy.judges import backbone_features, judging_run  # judging_run: issue 14
 from cejudge_dspy.judges.verdicts import JudgeResult
 from cejudge_dspy.runs import Record, RecordWriter, RunWriteError, append_record, redact
 
@@ -59,6 +59,7 @@ async def judge_one(item: Item, program: Any, *, task: str, method: str) -> Reco
             raise explained from exc
         record = Record(item.id, task, method, "error", item, None, error=str(explained))
     record.seconds = round(time.monotonic() - start, 3)
+    record.features = backbone_features(dspy.settings.lm)  # what this item's calls could use
     return record
 
 

@@ -14,8 +14,9 @@ each), so it is used only to catch what no judge should score above the bottom.
 Only where the check is sure: the floor sits below every real translation measured (see MEAN_FLOOR),
 a text of fewer than `MIN_TOKENS` tokens is "unsure", and so is one too long for the scorer's context.
 It needs a backbone that can score a given text: local GGUF models (`embedded`, `gguf:PATH`) can, through
-their engine's `answer_logprobs`; HTTP backbones cannot, and then the check does not run (the record has
-no `likelihood_check`, and a warning says so once per backbone).
+their engine's `answer_logprobs`, and so can a server that forces an answer with a grammar and reports the
+model's own token log probabilities (llama.cpp's, `backbones/_http_scoring.py`); a backbone that cannot
+(a hosted API) does not run the check (the record has no `likelihood_check`, and a warning says so once).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from cejudge_dspy.backbones import text_scorer
 from cejudge_dspy.data import language_name
 
 # Chosen with benchmarks/experiments/likelihood_probe.py on the embedded backbone
@@ -83,10 +85,9 @@ def translation_messages(source: str, source_language: str, target_language: str
 
 
 def scorer_of(lm: Any) -> Scorer | None:
-    """The LM's way to score a given answer, or None for backbones that cannot (HTTP, fakes)."""
-    engine = getattr(lm, "engine", None)
-    score = getattr(engine, "answer_logprobs", None)
-    return score if callable(score) else None
+    """The LM's way to score a given answer, or None for backbones that cannot (hosted APIs, fakes):
+    a local engine's, or a server's that scores a forced answer faithfully (`backbones.text_scorer`)."""
+    return text_scorer(lm)
 
 
 def check_likelihood(

@@ -13,20 +13,21 @@ every method, and an option a method does not have is recorded as None in its ru
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
 from cejudge_dspy.errors import InputError
-from cejudge_dspy.judges.cejudge import (
+from cejudge_dspy.judges._choices import (
+    DEFAULT_GRADE_MARGIN,
+    DEFAULT_TIE_BAND,
     DEFAULT_TIE_BREAKER,
     DIRECTIONS,
     JUDGE_ON,
     JUDGMENTS,
     TIE_BREAKERS,
-    reference_default,
 )
-from cejudge_dspy.judges.verdicts import DEFAULT_GRADE_MARGIN, DEFAULT_TIE_BAND
 from cejudge_dspy.tasks import TaskSpec
 
 # How a flag is spelt: a value from `choices`, a number, free text, `--x/--no-x` (None unless given),
@@ -64,6 +65,25 @@ class Option:
         """The argparse attribute the flag sets."""
         return self.flag.removeprefix("--").replace("-", "_")
 
+    def problem(self, value: Any) -> str | None:
+        """What is wrong with `value` for this option (None: nothing), as the tail of a one-line error: the
+        bounds of a number (NaN and infinities are never in them) or the choices of a choice. The one
+        check the flag, a `--config` file and the constructor all go through."""
+        if self.kind == "choice" and value not in self.choices:
+            return f"must be one of {', '.join(self.choices)}, got {value!r}"
+        if self.kind != "number":
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return f"must be a number, got {value!r}"
+        if not math.isfinite(value):
+            return f"must be a finite number ({self.what}), got {value}"
+        if self.low is not None and value < self.low:
+            return f"must be at least {self.low} ({self.what}), got {value}"
+        if self.high is not None and (value >= self.high if self.high_open else value > self.high):
+            bound = "below" if self.high_open else "at most"
+            return f"must be {bound} {_number(self.high)} ({self.what}), got {value}"
+        return None
+
 
 def _option(default: Any, **meta: Any) -> Any:
     return field(default=default, metadata={"option": Option(**meta)})
@@ -99,6 +119,13 @@ def _ablation_refusal(o: JudgeOptions, spec: TaskSpec) -> str:
     return f"is an ablation of CE-Judge; --method {o.method} has no such stage"
 
 
+def _reference_default(mode: str) -> bool:
+    # Imported here: the CE-Judge package imports DSPy, and the flags are built without it.
+    from cejudge_dspy.judges.cejudge import reference_default
+
+    return reference_default(mode)
+
+
 def _on(value: bool | None) -> bool:
     """An on/off check: on unless turned off."""
     return value is not False
@@ -116,7 +143,8 @@ class JudgeOptions:
         flag="--method",
         kind="text",
         in_identity=False,
-        help="cejudge (default), direct, checkeval, geval",
+        help="cejudge (default), direct, checkeval, geval, likelihood (pairwise, on a backbone that scores "
+        "a given text: its likelihood of each response as its own answer, no judgment call)",
     )
     program: str = _option(
         "auto",
@@ -129,6 +157,9 @@ class JudgeOptions:
         "both",
         flag="--orders",
         choices=("both", "single"),
+        # The likelihood judge scores each response on its own: it shows no order.
+        applies=lambda o, spec: o.method != "likelihood",
+        refusal=lambda o, spec: "--method likelihood scores each response on its own; it has no orders",
         help="pairwise: judge A/B and B/A (default) or only A/B as the paper did",
     )
     decision: Literal["probability", "argmax"] = _option(
@@ -184,7 +215,7 @@ class JudgeOptions:
         flag="--reference",
         kind="switch",
         applies=_referenced,
-        recorded=lambda o, spec: reference_default(spec.mode) if o.reference is None else bool(o.reference),
+        recorded=lambda o, spec: _reference_default(spec.mode) if o.reference is None else bool(o.reference),
         refusal=lambda o, spec: (
             f"needs CE-Judge with the graded judgment (pairwise) or a pointwise task; task '{spec.name}' "
             f"with --method {o.method} --judgment {o.judgment} has no stage to give it to"
@@ -273,6 +304,13 @@ class JudgeOptions:
         "(default on)",
     )
 
+    def __post_init__(self) -> None:
+        # The constructor refuses what the flags and a --config file refuse: `Option.problem` is the one
+        # check, so a NaN tie band never reaches a judge or a run.json.
+        for name, opt in self.options():
+            if (problem := opt.problem(getattr(self, name))) is not None:
+                raise InputError(problem, field=opt.flag)
+
     @classmethod
     def options(cls) -> list[tuple[str, Option]]:
         """(field name, Option) in declaration order."""
@@ -319,6 +357,8 @@ class JudgeOptions:
                 hint = f"did you mean '{close[0]}'? " if close else ""
                 raise InputError(f"{source}: unknown option '{key}': {hint}available: {', '.join(known)}")
             chosen[key] = _typed(key, known[key], value, source)
+            if (problem := known[key].problem(chosen[key])) is not None:
+                raise InputError(f"{source}: option '{key}' {problem}")
         return cls(**chosen)
 
     def given(self) -> dict[str, Any]:
@@ -369,7 +409,7 @@ class JudgeOptions:
         judge's). None when the judgment writes no reference: --no-reference, or --judge-on translated."""
         if spec.mode != "pointwise" or not _referenced(self, spec):
             return None
-        if not (reference_default(spec.mode) if self.reference is None else self.reference):
+        if not (_reference_default(spec.mode) if self.reference is None else self.reference):
             return None
         if self.judge_on != "original":
             return None
@@ -383,12 +423,12 @@ def _flag_as_given(opt: Option, value: Any) -> str:
 
 
 def _check_bounds(opt: Option, value: float) -> None:
-    if opt.low is not None and value < opt.low:
-        raise InputError(f"must be at least {opt.low} ({opt.what}), got {value}", field=opt.flag)
-    if opt.high is not None and (value >= opt.high if opt.high_open else value > opt.high):
-        bound = "below" if opt.high_open else "at most"
-        high = int(opt.high) if float(opt.high).is_integer() else opt.high
-        raise InputError(f"must be {bound} {high} ({opt.what}), got {value}", field=opt.flag)
+    if (problem := opt.problem(value)) is not None:
+        raise InputError(problem, field=opt.flag)
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
 
 
 def _typed(key: str, opt: Option, value: Any, source: str) -> Any:

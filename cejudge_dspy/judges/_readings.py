@@ -18,7 +18,7 @@ from typing import Any
 
 import dspy
 
-from cejudge_dspy.errors import InputError
+from cejudge_dspy.errors import BackboneError, InputError
 from cejudge_dspy.judges._once import FirstTime
 from cejudge_dspy.judges.verdicts import (
     DECISIONS,
@@ -63,12 +63,19 @@ def refuses_logprobs(exc: BaseException) -> bool:
 
 
 def mark_unavailable(lm: Any, why: str, *, refused: bool = False) -> None:
-    """Remember that `lm` gives no probabilities, and say so once."""
+    """Remember that `lm` gives no probabilities, and say so once; a BackboneError instead where the user
+    asked for them (`--require-logprobs`: `lm.require_logprobs`), so nothing falls back to the argmax."""
+    name = getattr(lm, "model", type(lm).__name__)
+    if getattr(lm, "require_logprobs", False):
+        raise BackboneError(
+            f"backbone {name} returns no token probabilities ({why}) and --require-logprobs is set; "
+            "serve the model where the chat endpoint returns logprobs with top_logprobs (see "
+            "docs/how-to/serve-a-judge-model.md), or drop --require-logprobs to use the argmax answers"
+        )
     with _lock:
         if refused:
             _refuses.add(lm)
     if _first_notice(lm):
-        name = getattr(lm, "model", type(lm).__name__)
         logger.warning(
             "backbone %s returns no token probabilities (%s): verdicts and scores use the argmax answer, "
             "and records say probabilities: unavailable",

@@ -1,8 +1,10 @@
-"""Judging methods by name: `--method cejudge|direct|checkeval|geval`.
+"""Judging methods by name: `--method cejudge|direct|checkeval|geval|likelihood`.
 
 A method is a factory `(task spec, **options) -> dspy.Module` whose `acall(**item.inputs())` returns a
 prediction with `.result` (a JudgeResult). `METHODS` is the whole table: adding a method is one line
-here and one factory beside its judge. Options a factory does not take are ignored.
+here and one factory beside its judge. Options a factory does not take are ignored. A method that needs
+more of a backbone than text generation is in `SCORING_METHODS`, and `check_method_backbone` refuses it
+from the `--lm` spec alone, before a model loads or a run directory opens.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from typing import Any
 
 import dspy
 
-from cejudge_dspy.errors import TaskError
+from cejudge_dspy.backbones import is_local
+from cejudge_dspy.errors import InputError, TaskError
 from cejudge_dspy.judges._direct import direct_program
 from cejudge_dspy.judges._geval import geval_program
+from cejudge_dspy.judges._likelihood_judge import SCORING_BACKBONES, likelihood_program
 from cejudge_dspy.judges._options import JudgeOptions
 from cejudge_dspy.judges._saved import default_path, load_into, program_identity, resolve
 from cejudge_dspy.judges.cejudge import cejudge_program
@@ -30,11 +34,26 @@ METHODS: dict[str, Factory] = {
     "direct": direct_program,
     "checkeval": checkeval_program,
     "geval": geval_program,
+    "likelihood": likelihood_program,
 }
+# Methods that score a given text with the backbone: local GGUF models can, a server at --api-base may.
+SCORING_METHODS = frozenset({"likelihood"})
 
 
 def method_names() -> list[str]:
     return sorted(METHODS)
+
+
+def check_method_backbone(method: str, lm: str, api_base: str | None = None) -> None:
+    """One line (on `--lm`) when `method` needs a backbone that can score a given text and the spec `lm`
+    names one that never can: the simulated backbone, or a hosted API (no `api_base`). Nothing is loaded
+    or asked: a server at `api_base` is probed on first use, and the judge refuses it then if it cannot."""
+    if method not in SCORING_METHODS or is_local(lm) or (api_base and not str(lm).startswith("simulated")):
+        return
+    raise InputError(
+        f"backbone '{lm}' cannot score a given text, which --method {method} needs ({SCORING_BACKBONES})",
+        field="--lm",
+    )
 
 
 def build_program(task: str | TaskSpec, method: str = "cejudge", **options: Any) -> dspy.Module:

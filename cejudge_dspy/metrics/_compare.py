@@ -20,16 +20,15 @@ from cejudge_dspy.metrics._result import MetricResult
 from cejudge_dspy.metrics._scoring import language_key, prediction, strict_golds
 from cejudge_dspy.metrics._significance import mcnemar, paired_bootstrap_diff
 from cejudge_dspy.metrics._summary import under_rule
-from cejudge_dspy.runs import IDENTITY_KEYS, RESULTS, Record, identity_changes, read_identity, read_records
+from cejudge_dspy.runs import IDENTITY_KEYS, RUN, Record, identity_changes, read_run
 from cejudge_dspy.tasks import TaskSpec, load_task
 
 
 def load_run(path: Path) -> tuple[dict[str, Any], list[Record]]:
-    if not (path / RESULTS).exists():
-        raise CEJudgeError(f"{path}: no {RESULTS}; pass a directory written by `cejudge evaluate --out`")
-    config = read_identity(path) or {}
-    latest = {r.id: r for r in read_records(path / RESULTS)}
-    return config, list(latest.values())
+    """run.json and one record per item, checked (`runs.read_run`: a damaged, foreign or conflicting
+    line is one clear error, a torn last line a warning)."""
+    run = read_run(path)
+    return run.config, run.records
 
 
 def compare_runs(
@@ -52,6 +51,12 @@ def compare_runs(
     """
     config_a, recs_a = load_run(path_a)
     config_b, recs_b = load_run(path_b)
+    for path, config in ((path_a, config_a), (path_b, config_b)):
+        if not config.get("task"):  # without run.json, what the records were judged with is unknown
+            raise CEJudgeError(
+                f"{path} has no {RUN} (or it names no task), so what its records were judged with is "
+                "unknown; pass directories written by `cejudge evaluate --out`"
+            )
     if rule_a is not None:
         recs_a, config_a = [under_rule(r, rule_a) for r in recs_a], {**config_a, "decision": rule_a}
     if rule_b is not None:

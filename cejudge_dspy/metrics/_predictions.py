@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from cejudge_dspy.data import read_text_lines
 from cejudge_dspy.errors import DataError, InputError
 from cejudge_dspy.metrics._correlations import kendall_tau
 from cejudge_dspy.metrics._measures import accuracy
@@ -108,12 +109,10 @@ def _number(text: str) -> float | None:
 
 
 def _read_lines(path: Path) -> list[str]:
-    try:
-        return path.read_text(encoding="utf-8-sig").splitlines()  # -sig: tolerate a BOM from Excel
-    except FileNotFoundError:
-        raise DataError(f"{path}: no such prediction file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: cannot read prediction file ({exc})") from None
+    if not path.exists():
+        raise DataError(f"{path}: no such prediction file")
+    # Checked as a regular file before opening (a named pipe would block); a BOM from Excel is dropped.
+    return read_text_lines(path, "pass an existing prediction file ('pred, gold' per line)")
 
 
 def score_prediction_file(

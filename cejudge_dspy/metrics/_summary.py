@@ -56,9 +56,16 @@ def _with_ci(
 
 
 def summarize(
-    records: Sequence[Record], spec: TaskSpec, *, n_resamples: int = 1000, seed: int = 42
+    records: Sequence[Record],
+    spec: TaskSpec,
+    *,
+    n_resamples: int = 1000,
+    seed: int = 42,
+    missing: int | None = None,
 ) -> dict[str, Any]:
-    """Summary dict (JSON-ready) for a run's records; see the module docstring.
+    """Summary dict (JSON-ready) for a run's records; see the module docstring. `missing`, when a reader
+    knows it (`runs.RunRecords.n_missing`: run.json's items without a record, a torn last line), is
+    reported as `n_missing`: a damaged run is never summarized as a smaller complete one.
 
     Records judged with token probabilities add `decision_rules`: the same metrics under the argmax
     and the probability rule from this one run (see `JudgeResult.under`), how many records had usable
@@ -73,6 +80,7 @@ def summarize(
         "metric": spec.metric,
         "n_items": len(rows),
         **{f"n_{k}": v for k, v in counts.items()},
+        **({"n_missing": missing} if missing is not None else {}),
         "methods": sorted({r.method for r in rows}),
     }
     headline = _metrics(rows, spec, n_resamples, seed)

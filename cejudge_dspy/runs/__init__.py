@@ -5,11 +5,15 @@ from cejudge_dspy.runs._dir import RESULTS, RUN, SUMMARY, read_identity, remove_
 from cejudge_dspy.runs._files import RunWriteError, append_record, write_json_atomic
 from cejudge_dspy.runs._identity import IDENTITY_KEYS, identity_changes, identity_diff
 from cejudge_dspy.runs._lock import lock
+from cejudge_dspy.runs._nofollow import UnsafeFileError, write_file_atomic
 from cejudge_dspy.runs._record import (
     RESUME_KEYS,
     Record,
+    RunRecords,
+    item_ids,
     prepare_run_dir,
     read_records,
+    read_run,
     read_timing,
     run_timing,
     write_summary,
@@ -24,19 +28,24 @@ __all__ = [
     "RUN",
     "Record",
     "RecordWriter",
+    "RunRecords",
     "RunWriteError",
     "SUMMARY",
+    "UnsafeFileError",
     "append_record",
     "identity_changes",
     "identity_diff",
+    "item_ids",
     "lock",
     "prepare_run_dir",
     "read_identity",
     "read_records",
+    "read_run",
     "read_timing",
     "redact",
     "remove_tree",
     "run_timing",
+    "write_file_atomic",
     "write_json_atomic",
     "write_summary",
 ]

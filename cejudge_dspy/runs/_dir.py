@@ -5,6 +5,8 @@
   `superseded-<time>/` (nothing is deleted). A directory whose run.json has no records yet takes the new
   identity: nothing could mix.
 - `lock` holds an exclusive OS lock on `.lock` for as long as a process writes (_lock.py).
+- No file of the run is written through a symlink: one placed there is refused with one line
+  naming it (_nofollow.py).
 - `append_records` appends whole lines or none, and `repair_torn_tail` (run on resume, under the lock)
   moves a torn final line aside so its item is judged again (_files.py).
 
@@ -33,6 +35,7 @@ from cejudge_dspy.runs._identity import (
     IDENTITY_FORMAT,
     identity_diff,
 )
+from cejudge_dspy.runs._nofollow import refuse_symlink, touch_nofollow
 
 RESULTS, RUN, SUMMARY, TORN = "results.jsonl", "run.json", "summary.json", "results.jsonl.torn"
 
@@ -57,6 +60,8 @@ def open_run(out: Path, identity: dict[str, Any], *, force_new: bool = False) ->
     Refuses an existing run with another identity unless `force_new`, which moves it aside first.
     """
     out.mkdir(parents=True, exist_ok=True)
+    for name in (RUN, RESULTS, SUMMARY, TORN):  # refused before anything is judged, not at the end
+        refuse_symlink(out / name)
     old = read_identity(out)
     has_records = (out / RESULTS).exists() and (out / RESULTS).stat().st_size > 0
     if old is not None and has_records:
@@ -81,7 +86,7 @@ def open_run(out: Path, identity: dict[str, Any], *, force_new: bool = False) ->
     elif force_new and any(out.iterdir()):
         _supersede(out)
     write_json_atomic(out / RUN, {"identity": IDENTITY_FORMAT, **identity})
-    (out / RESULTS).touch()  # a shard with no items is still a run that merge can count
+    touch_nofollow(out / RESULTS)  # a shard with no items is still a run that merge can count
     repair_torn_tail(out / RESULTS)
 
 

@@ -19,10 +19,28 @@ from pathlib import Path
 from typing import Any
 
 from cejudge_dspy.errors import CEJudgeError
+from cejudge_dspy.runs._nofollow import UnsafeFileError, open_nofollow, write_file_atomic
 
 
 class RunWriteError(CEJudgeError):
     """results.jsonl could not be written (full disk, file size limit, permissions)."""
+
+
+def torn_tail(data: bytes) -> int | None:
+    """Where the torn final line of a results file's bytes starts, or None when it ends in a whole line.
+
+    A final line that is not a JSON object (cut off by a crash or a full disk mid-write) is torn; every
+    reader of a run and `repair_torn_tail` apply this one rule, so what a reader reports as torn is what
+    a resume judges again. A final JSON object that lacks only its newline is whole; blank lines are
+    skipped by every reader, so trailing ones are not a line."""
+    body = data.rstrip()
+    if not body:
+        return None
+    start = body.rfind(b"\n") + 1
+    try:
+        return None if isinstance(json.loads(body[start:]), dict) else start
+    except ValueError:  # not JSON, or not UTF-8
+        return start
 
 
 def repair_torn_tail(path: Path) -> bool:
@@ -30,23 +48,17 @@ def repair_torn_tail(path: Path) -> bool:
     if not path.exists():
         return False
     data = path.read_bytes()
-    body = data.rstrip(b"\n")
-    if not body:
-        return False
-    start = body.rfind(b"\n") + 1
-    last = body[start:]
-    try:
-        whole = isinstance(json.loads(last), dict)
-    except ValueError:
-        whole = False
-    if whole:  # a complete record that lacks only its newline
-        if not data.endswith(b"\n"):
-            with path.open("ab") as fh:
+    start = torn_tail(data)
+    if start is None:
+        if data and not data.endswith(b"\n"):  # a complete record that lacks only its newline
+            with os.fdopen(open_nofollow(path, os.O_WRONLY | os.O_APPEND), "ab") as fh:
                 fh.write(b"\n")
         return False
-    with path.with_name(path.name + ".torn").open("ab") as fh:
+    last = data[start:].rstrip(b"\n")
+    torn = path.with_name(path.name + ".torn")  # no symlink followed by either write (_nofollow.py)
+    with os.fdopen(open_nofollow(torn, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab") as fh:
         fh.write(last + b"\n")
-    with path.open("r+b") as fh:
+    with os.fdopen(open_nofollow(path, os.O_RDWR), "r+b") as fh:
         fh.truncate(start)
         os.fsync(fh.fileno())
     print(
@@ -66,7 +78,10 @@ def append_records(path: Path, records: Sequence[dict[str, Any]]) -> None:
     """Append records, one line each, in one write and one fsync; on failure leave the file as it was
     (none of them written) and raise one line."""
     data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:  # a symlink is refused, not followed (_nofollow.py); the runner stops on a RunWriteError
+        fd = open_nofollow(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    except UnsafeFileError as exc:
+        raise RunWriteError(str(exc)) from None
     try:
         start = os.fstat(fd).st_size
         try:
@@ -88,13 +103,7 @@ def append_records(path: Path, records: Sequence[dict[str, Any]]) -> None:
 
 
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with tmp.open("w", encoding="utf-8") as fh:
-            fh.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+    try:  # through a fresh temporary file and a rename; a symlink at `path` is refused (_nofollow.py)
+        write_file_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise RunWriteError(f"cannot write {path} ({exc.strerror or exc}); free space and rerun") from None

@@ -34,6 +34,7 @@ IDENTITY_KEYS = (
     # The judge's options (orders, decision, ... likelihood_check), declared once in JudgeOptions.
     *JudgeOptions.identity_keys(),
     "data_sha256",
+    "id_scheme",
     "fields",
     "constants",
     "languages",
@@ -91,6 +92,9 @@ LATER_KEYS: dict[str, Any] = {
     "language_check": lambda run: ("judgment" in run) if _checked(run, "check_response_language") else None,
     "likelihood_check": lambda run: False if _checked(run, "check_translation_likelihood") else None,
     "repeat_penalty": lambda run: 1.1 if is_local(run.get("lm")) else None,
+    # Before a local file's `id` column named its items, every item was <file stem>/<row index>: resuming
+    # such a run with the new ids would judge every item again beside its old record.
+    "id_scheme": "row index",
 }
 
 
@@ -149,4 +153,5 @@ def identity_diff(old: dict[str, Any], new: dict[str, Any], keys: tuple[str, ...
 _MEANS = {
     "prompts": "the stages' prompts changed: an upgrade, an edited task declaration or checklist",
     "english_reference": "the stage that writes a reference translation into English: an upgrade",
+    "id_scheme": "an upgrade names items by a local file's id column; start over with --force-new",
 }

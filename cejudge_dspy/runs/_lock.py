@@ -2,6 +2,7 @@
 
 `lock` holds an exclusive OS lock (`filelock`) on `.lock` for as long as a process writes; the kernel
 drops it when the process dies, even by SIGKILL. `.holder` says who holds it, for the second writer.
+Neither is opened through a symlink (_nofollow.py): a planted one is refused with one line.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from cejudge_dspy.errors import CEJudgeError
+from cejudge_dspy.runs._nofollow import refuse_symlink, write_file_atomic
 
 
 class RunLockedError(CEJudgeError):
@@ -27,16 +29,21 @@ class RunLockedError(CEJudgeError):
 def lock(out: Path, command: str = "cejudge evaluate") -> Iterator[None]:
     """Hold the run directory's exclusive lock for the block; a second writer gets one line."""
     out.mkdir(parents=True, exist_ok=True)
-    file_lock = FileLock(str(out / ".lock"), timeout=0)
+    path = out / ".lock"
+    # filelock opens `.lock` truncating it; older releases followed a symlink there (the target was emptied)
+    refuse_symlink(path)
+    file_lock = FileLock(str(path), timeout=0)
     try:
         file_lock.acquire()
     except Timeout:
         raise RunLockedError(
             f"{out} is in use by another writer ({_holder(out)}); wait for it to finish, or use another --out"
         ) from None
+    except OSError as exc:  # a symlink placed meanwhile (ELOOP), a read-only folder
+        raise RunLockedError(f"cannot lock {path} ({exc.strerror or exc}); use another --out") from None
     try:
         holder = {"pid": os.getpid(), "host": socket.gethostname(), "command": command, "since": time.time()}
-        (out / ".holder").write_text(json.dumps(holder) + "\n", encoding="utf-8")
+        write_file_atomic(out / ".holder", json.dumps(holder) + "\n", fsync=False)
         yield
     finally:
         file_lock.release()

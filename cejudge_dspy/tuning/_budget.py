@@ -29,9 +29,9 @@ import dspy
 from cejudge_dspy.data import is_english
 from cejudge_dspy.errors import DataError, InputError
 from cejudge_dspy.tasks import TaskSpec, load_task
+from cejudge_dspy.tuning._choices import OPTIMIZERS
 
 Budget = Literal["light", "medium", "heavy"] | int
-OPTIMIZERS = ("gepa", "mipro", "simba")
 LEVELS = {"light": 0, "medium": 1, "heavy": 2}
 GEPA_N, MIPRO_N, SIMBA_STEPS = (6, 12, 18), (6, 12, 18), (4, 8, 12)
 MIPRO_VAL_CAP, SIMBA_CANDIDATES, SIMBA_BSIZE, GEPA_MINIBATCH = (100, 300, 1000), 6, 32, 3

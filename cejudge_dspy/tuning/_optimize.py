@@ -7,10 +7,11 @@ estimate and its formula live in _budget.py, the metrics in _metrics.py, the dev
 _dev.py, the argument checks, the split of train and GEPA's log dir in _plan.py. `cejudge_dspy.tuning`
 exports `optimize` with `DevScore`, `OptimizeReport` and `evaluate_dev`.
 
-Stop and resume: GEPA checkpoints into `log_dir` each iteration and resumes from it when rerun with
-the same split. On Ctrl-C the best candidate so far (GEPA's, from its callbacks or checkpoint) is
-returned with `source="best-so-far"`; MIPROv2 and SIMBA expose none, so the base program comes back
-with `source="base"`. The dev split is then not re-scored.
+Stop and resume: GEPA checkpoints each iteration (privately, signed: _checkpoint.py, keyed by
+`log_dir`) and resumes from it when rerun with the same `log_dir` and split. On Ctrl-C the best
+candidate so far (GEPA's, from its callbacks or checkpoint) is returned with `source="best-so-far"`;
+MIPROv2 and SIMBA expose none, so the base program comes back with `source="base"`. The dev split
+is then not re-scored.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import dspy
 from cejudge_dspy.errors import BackboneError
 from cejudge_dspy.tasks import TaskSpec, load_task
 from cejudge_dspy.tuning._budget import Budget, parse_budget
+from cejudge_dspy.tuning._checkpoint import Checkpoint
 from cejudge_dspy.tuning._dev import DevScore, evaluate_dev, training_anchors
 from cejudge_dspy.tuning._gain import held_out_gain
 
@@ -145,13 +147,13 @@ def _tune(
         reflection_lm=reflection_lm,
         seed=plan.seed,
         num_threads=num_threads,
-        log_dir=plan.logs,
+        checkpoint=plan.checkpoint,
         watcher=watcher,
         reflect=plan.reflect,
         val=plan.val,
         options=dict(options or {}),
     )
-    tuned, source = _compile_or_best_so_far(compile_, student, watcher, plan.logs)
+    tuned, source = _compile_or_best_so_far(compile_, student, watcher, plan.checkpoint)
     after = _rescored(score_dev, tuned) if source == "optimized" else None
     return _Tuned(tuned, source, settings, anchors, before, after)
 
@@ -204,13 +206,13 @@ def _compile_or_best_so_far(
     compile_: Callable[[dspy.Module], dspy.Module],
     student: dspy.Module,
     watcher: GEPAWatcher,
-    logs: Path | None,
+    checkpoint: Checkpoint | None,
 ) -> tuple[dspy.Module, _Source]:
     """The optimizer's program; on Ctrl-C the best candidate so far, else the starting program."""
     try:
         return compile_(student), "optimized"
     except KeyboardInterrupt:
-        bests = [b for b in (watcher.best, checkpoint_best(logs)) if b is not None and b[1] != 0]
+        bests = [b for b in (watcher.best, checkpoint_best(checkpoint)) if b is not None and b[1] != 0]
         if bests:
             return with_instructions(student, max(bests, key=lambda b: b[0])[2]), "best-so-far"
         return student, "base"

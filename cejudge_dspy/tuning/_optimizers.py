@@ -1,19 +1,17 @@
 """The optimizers behind `tuning.optimize`: construction, GEPA's progress and checkpoints.
 
-GEPA gets the feedback metric, the reflection LM and a checkpoint dir; MIPROv2 runs zero-shot unless
-demos are asked for; SIMBA's minibatch is capped at the training split (it asserts bsize <= |train|).
+GEPA gets the feedback metric, the reflection LM and a private checkpoint dir (_checkpoint.py);
+MIPROv2 runs zero-shot unless demos are asked for; SIMBA's minibatch is capped at the training split
+(it asserts bsize <= |train|).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import dspy
 
-from cejudge_dspy.errors import InputError
 from cejudge_dspy.tuning._budget import (
     GEPA_MINIBATCH,
     LEVELS,
@@ -25,6 +23,7 @@ from cejudge_dspy.tuning._budget import (
     CallEstimate,
     gepa_metric_calls,
 )
+from cejudge_dspy.tuning._checkpoint import Checkpoint
 
 Progress = Callable[[str, int, "int | None"], None]  # (phase, done, total)
 
@@ -59,41 +58,26 @@ class GEPAWatcher:
             self.best = (float(event["average_score"]), int(event["candidate_idx"]), dict(event["candidate"]))
 
 
-def checkpoint_best(log_dir: Path | None) -> tuple[float, int, dict[str, str]] | None:
-    """The best fully evaluated candidate in GEPA's checkpoint, which also covers earlier sessions."""
-    if log_dir is None or not (log_dir / "gepa_state.bin").exists():
+def checkpoint_best(checkpoint: Checkpoint | None) -> tuple[float, int, dict[str, str]] | None:
+    """The best fully evaluated candidate in GEPA's checkpoint, which also covers earlier sessions.
+
+    Read only through `Checkpoint.load`, which unpickles nothing whose signature does not check."""
+    if checkpoint is None or not checkpoint.exists():
         return None
     try:
-        from gepa.core.state import GEPAState
-
-        state = GEPAState.load(str(log_dir))
+        state = checkpoint.load()
+        subscores = state["prog_candidate_val_subscores"]
         scored = [
             (sum(s.values()) / len(s), i)
-            for i, s in enumerate(state.prog_candidate_val_subscores)
-            if s and len(s) == len(state.prog_candidate_val_subscores[0])
+            for i, s in enumerate(subscores)
+            if s and len(s) == len(subscores[0])
         ]
     except Exception:  # an unreadable checkpoint must not turn Ctrl-C into a crash
         return None
     if not scored:
         return None
     score, idx = max(scored, key=lambda t: (t[0], -t[1]))  # a tie goes to the earlier (seed) program
-    return score, idx, dict(state.program_candidates[idx])
-
-
-def prepare_log_dir(log_dir: Path, fingerprint: dict[str, Any]) -> bool:
-    """Create GEPA's log dir, refusing one written for another split; True when it holds a checkpoint."""
-    log_dir.mkdir(parents=True, exist_ok=True)
-    marker = log_dir / "cejudge_run.json"
-    if marker.exists():
-        old = json.loads(marker.read_text(encoding="utf-8"))
-        diff = next((k for k in fingerprint if old.get(k) != fingerprint[k]), None)
-        if diff:
-            raise InputError(
-                f"{log_dir} holds a GEPA run with another {diff}; delete it to start over, "
-                "or pick another --out"
-            )
-    marker.write_text(json.dumps(fingerprint, indent=1), encoding="utf-8")
-    return (log_dir / "gepa_state.bin").exists()
+    return score, idx, dict(state["program_candidates"][idx])
 
 
 def build_optimizer(
@@ -107,7 +91,7 @@ def build_optimizer(
     reflection_lm: dspy.LM,
     seed: int,
     num_threads: int,
-    log_dir: Path | None,
+    checkpoint: Checkpoint | None,
     watcher: GEPAWatcher,
     reflect: list[dspy.Example],
     val: list[dspy.Example],
@@ -126,8 +110,9 @@ def build_optimizer(
             metric=feedback,
             reflection_lm=reflection_lm,
             num_threads=num_threads,
-            log_dir=str(log_dir) if log_dir else None,
-            gepa_kwargs={"callbacks": [watcher]},
+            # gepa's run dir is the private one; the checkpoint signs each state gepa saves there.
+            log_dir=str(checkpoint.dir) if checkpoint else None,
+            gepa_kwargs={"callbacks": [c for c in (checkpoint, watcher) if c is not None]},
             **settings,
         )
         return (lambda s: gepa.compile(s, trainset=reflect, valset=val)), settings

@@ -2,8 +2,9 @@
 
 The arguments are checked, the training split is divided into the items the optimizer learns from and
 those it selects candidates on, the LM calls are estimated, the starting program is loaded and GEPA's
-log dir is prepared. The log dir keeps a fingerprint of the task, starting program, seed and split, so
-a rerun resumes a checkpoint only when it was written for the same items.
+log dir is prepared (its checkpoint lives privately, _checkpoint.py). The checkpoint keeps a
+fingerprint of the task, starting program, seed and split, so a rerun resumes a checkpoint only when
+it was written for the same items.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from cejudge_dspy.errors import InputError
 from cejudge_dspy.judges import program_for_task
 from cejudge_dspy.tasks import TaskSpec
 from cejudge_dspy.tuning._budget import OPTIMIZERS, Budget, CallEstimate, estimate_calls, val_size
-from cejudge_dspy.tuning._optimizers import prepare_log_dir
+from cejudge_dspy.tuning._checkpoint import Checkpoint, prepare
 
 
 @dataclass(frozen=True)
@@ -35,8 +36,9 @@ class Plan:
     val: list[dspy.Example]  # what it selects candidates on (never the dev split)
     estimate: CallEstimate
     student: dspy.Module  # the starting program
-    logs: Path | None  # GEPA's checkpoint dir
-    resumed: bool  # `logs` already held a checkpoint for this split
+    logs: Path | None  # GEPA's log dir, as the user named it
+    checkpoint: Checkpoint | None  # where GEPA's state really lives (private, signed)
+    resumed: bool  # the checkpoint already held a state for this split
 
 
 def check_arguments(
@@ -99,7 +101,7 @@ def plan_run(
         "train": [ex.get("id") for ex in reflect],
         "val": [ex.get("id") for ex in val],
     }
-    resumed = logs is not None and prepare_log_dir(logs, fingerprint)
+    checkpoint, resumed = prepare(logs, fingerprint) if logs is not None else (None, False)
     return Plan(
         spec=spec,
         optimizer=optimizer,
@@ -113,5 +115,6 @@ def plan_run(
         estimate=estimate,
         student=student,
         logs=logs,
+        checkpoint=checkpoint,
         resumed=resumed,
     )

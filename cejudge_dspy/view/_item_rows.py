@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -116,14 +117,15 @@ def item_rows(records: Sequence[Record], spec: TaskSpec, run: str = "") -> list[
 
 def csv_text(rows: Sequence[Mapping[str, Any]]) -> str:
     """CSV of item rows: CSV_COLUMNS, then any per-dimension score columns, in first-seen order.
-    None is an empty cell; numbers are written as Python writes them."""
+    None is an empty cell; numbers are written as Python writes them; text that a spreadsheet would
+    run as a formula gets a leading `'` (`_cell`)."""
     extra = [k for row in rows for k in row if k not in CSV_COLUMNS]
     columns = [*CSV_COLUMNS, *dict.fromkeys(extra)]
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: "" if row.get(k) is None else row.get(k) for k in columns})
+        writer.writerow({k: _cell(row.get(k)) for k in columns})
     return buf.getvalue()
 
 
@@ -137,6 +139,25 @@ def filter_options(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "outcomes": {o: n for o, n in counts.items() if n},
         "score_range": [min(scores), max(scores)] if scores else None,
     }
+
+
+# OWASP's CSV injection list: a cell starting with one of these is a formula to Excel, LibreOffice and
+# Google Sheets (an item's id, language or error text comes from the data file, so from anyone).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def _cell(value: Any) -> Any:
+    """A CSV cell: empty for None, numbers as they are, formula-like text prefixed with `'` (OWASP)."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        return value  # a number (or bool) is written by csv as Python prints it: never a formula
+    if value.startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(value):
+        value = "'" + value
+    # With "\n" rows the writer quotes a cell holding "\n" but not one holding a bare "\r", which a
+    # reader then takes for the end of the row: a carriage return is written as the line break it means.
+    return value.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _is_number(value: Any) -> bool:

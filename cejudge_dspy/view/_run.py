@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from cejudge_dspy.errors import CEJudgeError
-from cejudge_dspy.metrics import load_run, summarize
-from cejudge_dspy.runs import RESULTS, SUMMARY, Record, read_timing
+from cejudge_dspy.metrics import summarize
+from cejudge_dspy.runs import RESULTS, SUMMARY, Record, read_run, read_timing
 from cejudge_dspy.tasks import TaskSpec, load_task
 
 
@@ -34,7 +34,8 @@ class ViewRun:
 
 def load_view_run(path: Path, *, name: str | None = None, n_resamples: int = 1000) -> ViewRun:
     """Read a run directory and summarize it afresh (the summary of exactly the records shown)."""
-    config, records = load_run(path)
+    run = read_run(path)  # a torn last line is reported, and its item counted as missing
+    config, records = run.config, run.records
     task = config.get("task") or (records[0].task if records else None)
     if not task:
         raise CEJudgeError(f"{path}: neither run.json nor a record names the task")
@@ -47,7 +48,7 @@ def load_view_run(path: Path, *, name: str | None = None, n_resamples: int = 100
         config=config,
         records=records,
         spec=spec,
-        summary=summarize(records, spec, n_resamples=n_resamples),
+        summary=summarize(records, spec, n_resamples=n_resamples, missing=run.n_missing or None),
         last_written=datetime.fromtimestamp(mtime, tz=timezone.utc).isoformat(timespec="seconds"),
         timing=read_timing(path / SUMMARY),
         dimensions=[d.name for d in spec.dimensions],
@@ -76,6 +77,7 @@ def overview(run: ViewRun) -> dict[str, Any]:
         "n_ok": s["n_ok"],
         "n_unparsed": s["n_unparsed"],
         "n_error": s["n_error"],
+        "n_missing": s.get("n_missing", 0),
         "calls": usage.get("calls", 0),
         "cached": usage.get("cached", 0),
         "prompt_tokens": usage.get("prompt_tokens", 0),

@@ -90,10 +90,10 @@ def test_literary_file_name_without_a_pair_is_a_data_error(tmp_path: Path) -> No
     [
         (
             "reasoning",
-            ["mmeval/0", "mmeval/2", "mmeval/4", "mmeval/6"],
+            ["101", "103", "105", "107"],
             ("다음 수는 32입니다.", "다음 수는 24입니다."),
         ),
-        ("chat", ["mmeval/1", "mmeval/3", "mmeval/5"], ("김치찌개는 어떠세요?", "I cannot help with that.")),
+        ("chat", ["102", "104", "106"], ("김치찌개는 어떠세요?", "I cannot help with that.")),
     ],
 )
 def test_mmeval_tasks_keep_their_subset(name: str, ids: list[str], korean: tuple[str, str]) -> None:
@@ -275,8 +275,15 @@ def test_bad_pairwise_label_names_the_item(tmp_path: Path) -> None:
 def test_parse_label_forms() -> None:
     literary = load_task("literary")
     assert parse_label(" 4,5 ", literary, "i") == 4.5
-    assert parse_label('{"a": 1, "b": null}', literary, "i") == {"a": 1.0}
-    for bad in ("good", True, float("nan"), ""):
+    scores = '{"coherence": 1, "consistency": 2, "fluency": 3, "relevance": "4,5", "extra": null}'
+    assert parse_label(scores, load_task("summeval"), "i") == {
+        "coherence": 1.0,
+        "consistency": 2.0,
+        "fluency": 3.0,
+        "relevance": 4.5,
+    }
+    # a dict on a task without score dimensions would drop out of its metric: refused (issue #41)
+    for bad in ("good", True, float("nan"), "", '{"a": 1, "b": null}', float("inf"), "Infinity"):
         with pytest.raises(InputError, match="item i, field 'label'"):
             parse_label(bad, literary, "i")
 
@@ -343,16 +350,13 @@ def test_language_and_subset_filters() -> None:
     reasoning = load_task("reasoning")
     assert [
         i.id for i in load_items(reasoning, str(MMEVAL), languages=["German", "ko"], subsets=["reasoning"])
-    ] == [
-        "mmeval/0",
-        "mmeval/2",
-    ]
+    ] == ["101", "103"]  # the file's own `id` column
     literary = load_items(load_task("literary"), str(LITEVAL), languages=["en-zh"])
     assert {i.id.split("/")[0] for i in literary} == {"en-zh"}
     wide = replace(reasoning, dataset=replace(reasoning.dataset, constants={"label": "A"}))
     assert [i.id for i in load_items(wide, str(MMEVAL), subsets=["SAFETY", "chat"], languages=["en"])] == [
-        "mmeval/5",
-        "mmeval/7",
+        "106",
+        "108",
     ]
 
 

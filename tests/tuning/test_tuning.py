@@ -146,7 +146,7 @@ def test_gepa_moves_the_judge_instruction_and_lifts_the_dev_metric(gepa_run: Any
     assert report.dev_after.corpus == pytest.approx(1.0) and report.dev_before.corpus == pytest.approx(0.0)
     assert report.sizes == {"train": 6, "reflect": 4, "val": 2, "dev": 4}
     assert report.settings["max_metric_calls"] == 40 and report.estimate.program_runs == 40
-    assert (log_dir / "gepa_state.bin").exists()
+    assert tuning.Checkpoint(log_dir).exists() and not (log_dir / "gepa_state.bin").exists()
     phases = {p for p, _, _ in report.progress}
     assert {"dev-before", "optimize", "dev-after"} <= phases
 
@@ -496,7 +496,7 @@ def test_cli_estimates_optimizes_and_saves(
         calls.update(path=path, fields=fields, subsets=subsets)
         return items(12)
 
-    monkeypatch.setattr("cejudge_dspy.cli._optimize.load_items", load_items)
+    monkeypatch.setattr("cejudge_dspy.data.load_items", load_items)
     monkeypatch.setattr("cejudge_dspy.backbones._spec.make_lm", lambda spec, **kw: lm)
     out = tmp_path / "chat.json"
     rc = optimize_script.main(
@@ -553,7 +553,7 @@ def test_a_proposal_without_a_held_out_gain_is_not_saved(
         "feedback": "same",
         "verdict": "A",
     }  # tuning cannot help
-    monkeypatch.setattr("cejudge_dspy.cli._optimize.load_items", lambda *a, **k: items(12))
+    monkeypatch.setattr("cejudge_dspy.data.load_items", lambda *a, **k: items(12))
     monkeypatch.setattr("cejudge_dspy.backbones._spec.make_lm", lambda spec, **kw: lm)
     out = tmp_path / "chat.json"
     argv = ["--task", "chat", "--data", "x.jsonl", "--budget", "40", "--train", "6", "--dev", "6"]

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.panel import Panel
 from rich.table import Table
 
 from cejudge_dspy.cli.display._text import _fmt
-from cejudge_dspy.data import Item
 from cejudge_dspy.tasks import TaskSpec
+
+if TYPE_CHECKING:  # annotations only: `cejudge tasks` lists tasks without importing DSPy (data does)
+    from cejudge_dspy.data import Item
 
 
 def tasks_table(tasks: dict[str, TaskSpec]) -> Table:

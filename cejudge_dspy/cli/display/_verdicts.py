@@ -3,7 +3,7 @@ and the checklist answers under the questions they answer (_answers.py places th
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
 from rich.panel import Panel
@@ -11,9 +11,11 @@ from rich.text import Text
 
 from cejudge_dspy.cli.display._answers import match_answers, questions_with_answers
 from cejudge_dspy.cli.display._text import _bullets, _fmt
-from cejudge_dspy.data import Item
-from cejudge_dspy.judges.verdicts import JudgeResult
 from cejudge_dspy.tasks import TaskSpec
+
+if TYPE_CHECKING:  # annotations only: `cejudge tasks` lists tasks without importing DSPy
+    from cejudge_dspy.data import Item
+    from cejudge_dspy.judges.verdicts import JudgeResult
 
 
 def verdict_panel(
@@ -82,7 +84,15 @@ def probability_line(result: JudgeResult) -> Text | None:
             f"Probabilities: {probs.status.replace('_', ' ')} ({probs.reason}); {decided}", style="dim"
         )
     argmax = result.argmax
-    if result.mode == "pairwise" and result.decided_by.get(result.decision) == "grades":
+    if result.mode == "pairwise" and result.method == "likelihood":  # the judge is the likelihood alone
+        liked = result.details.get("likelihood") or {}
+        text = (
+            f"Probabilities: p(A) {probs.p_a:.3f} = sigmoid(mean token log probability of A - that of B: "
+            f"{liked.get('mean_a', float('nan')):.2f} - {liked.get('mean_b', float('nan')):.2f}) -> "
+            f"{probs.verdict}, confidence {probs.confidence:.3f}, tie band {probs.tie_band:g}; argmax "
+            f"verdict {argmax.verdict if argmax else result.verdict}; {decided}"
+        )
+    elif result.mode == "pairwise" and result.decided_by.get(result.decision) == "grades":
         values = ", ".join(
             f"{k.upper()} {g.p_value:.3f}" for k, g in result.grades.items() if g.p_value is not None
         )
@@ -155,7 +165,12 @@ def pairwise_verdict(result: JudgeResult, item: Item | None = None) -> list[Text
     else:
         winner = f"{result.verdict}{_quoted(item, str(result.verdict))}"
         head = Text(f"Verdict: {winner} is better", style="bold green")
-        if result.grades and not result.orders and result.decided_by.get(result.decision) == "likelihood":
+        if result.method == "likelihood":
+            head.append(
+                ": as its own answer to the instruction the backbone finds it the more likely (each response "
+                "scored on its own; no presentation order was involved)."
+            )
+        elif result.grades and not result.orders and result.decided_by.get(result.decision) == "likelihood":
             head.append(
                 ": the two responses' grades were too close to decide, and the judge finds it the more "
                 "likely answer to the instruction; no presentation order was involved."

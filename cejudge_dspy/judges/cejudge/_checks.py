@@ -64,7 +64,7 @@ async def translation_checks(
         score = current_scorer(
             _first_notice,
             "the translation-likelihood check does not run: word salad is left to the LLM judgment (the "
-            "check needs a local GGUF backbone)",
+            "check needs a local GGUF backbone or a server that scores a given text)",
         )
     if score is not None:
         # A forward pass on the CPU: off the event loop, so other items' calls are not held up.

@@ -17,6 +17,7 @@ import dspy
 
 from cejudge_dspy.data import normalize_language, require_text
 from cejudge_dspy.errors import InputError
+from cejudge_dspy.judges._choices import JUDGMENTS, Judgment
 from cejudge_dspy.judges._readings import (
     check_decision,
     check_tie_band,
@@ -57,9 +58,6 @@ from cejudge_dspy.judges.verdicts import (
 from cejudge_dspy.tasks import TaskSpec
 from cejudge_dspy.translate import Translator
 from cejudge_dspy.usage import Usage, about, collecting, expect_more_calls
-
-Judgment = Literal["graded", "pairwise"]
-JUDGMENTS: tuple[Judgment, ...] = ("graded", "pairwise")
 
 
 @dataclass(frozen=True)

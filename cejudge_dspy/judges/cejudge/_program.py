@@ -24,6 +24,7 @@ import dspy
 
 from cejudge_dspy.data import is_english, language_name
 from cejudge_dspy.errors import InputError, TaskError
+from cejudge_dspy.judges._choices import DIRECTIONS, JUDGE_ON, Directions, JudgeOn
 from cejudge_dspy.judges._saved import for_task
 from cejudge_dspy.judges._shared import SharedWork
 from cejudge_dspy.judges._stages import StageFailure
@@ -40,11 +41,6 @@ from cejudge_dspy.judges.verdicts import unparsed
 from cejudge_dspy.tasks import TaskSpec, load_task
 from cejudge_dspy.translate import Translator, make_translator
 from cejudge_dspy.usage import about
-
-Directions = Literal["both", "r2i", "i2r"]
-DIRECTIONS: tuple[Directions, ...] = ("both", "r2i", "i2r")
-JudgeOn = Literal["original", "translated"]
-JUDGE_ON: tuple[JudgeOn, ...] = ("original", "translated")
 
 
 class CEJudgeProgram(dspy.Module):

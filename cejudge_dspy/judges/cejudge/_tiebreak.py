@@ -11,8 +11,8 @@ nothing generated: the engine's `answer_logprobs`), tells "15" from "16" for "8 
 - `likelihood` (default): p(A) = sigmoid(mean token log probability of A - that of B), the two texts
   scored as answers to the instruction (with the end of their turn). Per token, so a long answer is not
   penalised for its length; no parameter to tune. A response longer than the scorer's context, or a
-  backbone that cannot score a given text (HTTP), leaves the pair to the grades alone (any difference
-  decides, as with margin 0), and the record says why.
+  backbone that cannot score a given text (a hosted API; llama.cpp's server can), leaves the pair to the
+  grades alone (any difference decides, as with margin 0), and the record says why.
 - `orders`: CE-Judge's pairwise judgment in both orders (the design before the likelihood; measured
   worse than the grades alone on the obvious pairs).
 
@@ -28,14 +28,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from cejudge_dspy.judges._choices import DEFAULT_TIE_BREAKER, TIE_BREAKERS, TieBreaker  # noqa: F401 - the face's
 from cejudge_dspy.judges._likelihood import Scorer
 from cejudge_dspy.judges._once import FirstTime, current_scorer
 
 _first_notice = FirstTime()  # LMs already reported as unable to score a text
-
-TieBreaker = Literal["likelihood", "orders"]
-TIE_BREAKERS: tuple[TieBreaker, ...] = ("likelihood", "orders")
-DEFAULT_TIE_BREAKER: TieBreaker = "likelihood"
 
 
 @dataclass(frozen=True)
@@ -113,7 +110,8 @@ async def likelihood_tie_break(instruction: str, response_a: str, response_b: st
     score = current_scorer(
         _first_notice,
         "pairs whose grades are within the grade margin are decided by the grades alone (the likelihood "
-        "tie-breaker needs a local GGUF backbone; --tie-breaker orders asks the pairwise judgment instead)",
+        "tie-breaker needs a local GGUF backbone or a server that scores a given text; --tie-breaker "
+        "orders asks the pairwise judgment instead)",
     )
     if score is None:
         return LikelihoodPreference(reason="the backbone cannot score a given text")

@@ -18,12 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
-# The tie band's width around p(A) = 0.5, in probability. 0: a tie only at exactly 0.5, i.e. the debiased
-# preference always picks a side unless the two orders cancel out exactly. Chosen on dev data with `cejudge
-# calibrate RUN` (`choose_tie_band` in metrics/_calibration.py: the band with the best accuracy with ties): on
-# the embedded model's pairwise_en_dev runs (30 items, 6 gold ties; graded and pairwise judgment) band 0
-# scored 0.433 and 0.533, every wider band less (docs/measurements/decision-rules.md).
-DEFAULT_TIE_BAND = 0.0
+# The tie band's and the grade margin's defaults are options' values: their reasons are in judges/_choices.py.
+from cejudge_dspy.judges._choices import DEFAULT_GRADE_MARGIN, DEFAULT_TIE_BAND  # noqa: F401 - the face's
 
 
 def debiased_preference(p_first_ab: float | None, p_first_ba: float | None) -> float | None:
@@ -57,14 +53,6 @@ def expected_score(distribution: Mapping[str, float]) -> float:
 # A graded judgment's labels and what each is worth; the pairwise verdict compares two responses' values.
 GRADES: tuple[str, ...] = ("yes", "partly", "no")
 GRADE_VALUES: dict[str, float] = {"yes": 1.0, "partly": 0.5, "no": 0.0}
-# The gap between two responses' expected grade values that the grades must exceed to decide a pair; at or
-# below it a tie-breaker decides (judges/cejudge/_tiebreak.py; by default the backbone's likelihood of each
-# response). 0.1, i.e. p(A) within 0.05 of 0.5: the noise level of the embedded 1.5B backbone's grades, chosen
-# before the run that tested it: every obvious pair whose verdict changed between the two engines, or between
-# two runs of one engine, lay within it (docs/measurements/embedded-obvious-items.md). With the pairwise
-# judgment as tie-breaker the default was 0 (it decided 3 of 5 close pairs right, the grades alone 5 of 5,
-# in-sample on 20 items).
-DEFAULT_GRADE_MARGIN = 0.1
 
 
 def grade_value(distribution: Mapping[str, float]) -> float:

@@ -68,7 +68,7 @@ function renderRun(main, run) {
   const o = run.overview, s = run.summary;
   const facts = [
     ["task", `${o.task} (${o.mode}, metric: ${o.metric})`], ["method", o.method], ["backbone", o.backbone],
-    ["program", o.program], ["decision rule", decisionText(o.decision)], ["items", `${o.n_items} · ok ${o.n_ok} · unparsed ${o.n_unparsed} · errors ${o.n_error}`],
+    ["program", o.program], ["decision rule", decisionText(o.decision)], ["items", `${o.n_items} · ok ${o.n_ok} · unparsed ${o.n_unparsed} · errors ${o.n_error}` + (o.n_missing ? ` · missing ${o.n_missing}` : "")],
     ["LM calls", `${int(o.calls)} (${int(o.cached)} cached)`],
     ["tokens", `${int(o.prompt_tokens)} prompt · ${int(o.completion_tokens)} completion`],
     ["item time (sum)", `${fmt(o.item_seconds, 1)} s`],

@@ -283,7 +283,8 @@ def test_parallel_picks_the_engine_and_a_bad_value_is_one_clear_error(
     assert f"-seq-ctx{batched.engine.n_ctx}-llama" in batched.engine.prompt_state_dir.name
     default = backbones.make_lm(f"gguf:{model}")  # the default: the batched engine
     assert DEFAULT_PARALLEL == BATCH_PARALLEL and type(default.engine) is BatchedLlamaEngine
-    # The measured default (benchmarks/RESULTS.md): prompt-lookup drafts only for a call decoding alone.
+    # The measured default (docs/measurements/bench-embedded.md): prompt-lookup drafts only for a call
+    # decoding alone.
     assert default.engine.draft and default.engine.draft_jobs == 1
     assert not backbones.make_lm(f"gguf:{model}", draft=False).engine.draft
     serial = backbones.make_lm(f"gguf:{model}", parallel=1)
