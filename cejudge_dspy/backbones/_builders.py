@@ -114,6 +114,11 @@ def build_http(
     elif api_base and spec.startswith("openai/"):
         # As litellm does, OPENAI_API_KEY when set (a hosted router wants it); else a placeholder.
         kwargs["api_key"] = os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_API_KEY
+    if api_base and spec.startswith("openai/") and common.get("max_tokens"):
+        # litellm sends an `openai/` model's budget as `max_completion_tokens` alone, which llama.cpp's
+        # server ignores (a looping model then decodes to the context limit); OpenAI-compatible servers
+        # all read `max_tokens`, so it goes in the body too.
+        kwargs["extra_body"] = {"max_tokens": common["max_tokens"]}
     if common.get("cache", True) and (scope := cache_scope(api_base)) is not None:
         kwargs["rollout_id"] = scope
     with warnings.catch_warnings():

@@ -720,3 +720,12 @@ def test_local_models_keep_stage_prefixes_on_disk_unless_told_not_to(
         )
     monkeypatch.setenv("CEJUDGE_PROMPT_STATES", "off")
     assert make_lm(f"gguf:{path}").engine.prompt_state_dir is None
+
+
+def test_an_openai_compatible_server_receives_the_token_budget_as_max_tokens(serve: Any) -> None:
+    # litellm sends an `openai/` model's budget as `max_completion_tokens` only, which llama.cpp's server
+    # ignores (a looping model then runs to the context limit); servers read `max_tokens`.
+    server = serve()
+    make_lm("openai/m", api_base=base(server), max_tokens=7, cache=False)("hello")
+    make_lm("hosted_vllm/m", api_base=base(server), max_tokens=7, cache=False)("hello")
+    assert [body.get("max_tokens") for body in server.bodies] == [7, 7]

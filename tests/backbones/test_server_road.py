@@ -114,10 +114,10 @@ def test_evaluate_a_few_items_through_the_server(llama_server: LlamaServer, tmp_
 def test_an_answer_cut_short_is_recorded_as_unparsed(llama_server: LlamaServer) -> None:  # noqa: F811
     """The Python API with a budget too small for the answer: an unparsed outcome with its reason.
 
-    Through `hosted_vllm/`, which sends `max_tokens`: DSPy's `openai/` route sends only
-    `max_completion_tokens`, which llama-cpp-python 0.3.36's server ignores (measured: a budget of 3 came
-    back as 94 tokens in two calls), so under `openai/` this server decodes to its own limit."""
-    with use_backbone(f"hosted_vllm/{ALIAS}", api_base=llama_server.api_base, max_tokens=3, cache=False):
+    Through `openai/`, whose route in litellm sends only `max_completion_tokens`, which llama-cpp-python
+    0.3.36's server ignores (a budget of 3 came back as 94 tokens in two calls): make_lm also puts
+    `max_tokens` in the body, and this checks the server honours it."""
+    with use_backbone(MODEL, api_base=llama_server.api_base, max_tokens=3, cache=False):
         result = DirectPairwiseJudge("chat")(
             instruction="Name a prime number.", response_a="9", response_b="7", language="en"
         ).result
