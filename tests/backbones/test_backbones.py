@@ -134,6 +134,7 @@ def test_the_http_builder_scopes_the_cache_per_server_and_fills_a_placeholder_ke
         "seed": 9,
         "api_base": api_base,
         "api_key": builders.PLACEHOLDER_API_KEY,
+        "extra_body": {"max_tokens": 50},  # the budget a server reads (litellm sends max_completion_tokens)
         "rollout_id": cache_scope(api_base),
     }
     # A given key wins; no server, no scope; no cache, no scope either.
