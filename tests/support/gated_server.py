@@ -94,7 +94,7 @@ class _HTTPServer(http.server.ThreadingHTTPServer):
 class GatedServer:
     """The server, its gate and its counters; a context manager (`with GatedServer() as server:`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.gate = threading.Event()
         self.gate.set()
         self.lock = threading.Lock()
@@ -102,7 +102,9 @@ class GatedServer:
         self.held = 0  # requests waiting at the closed gate now
         self.answered = 0
         self.stopped = False
-        self._http = _HTTPServer(("127.0.0.1", 0), _Handler)
+        # A given port lets a test bring "the same server" back after stopping it (same api_base, so the
+        # same run identity); 0 picks a free one.
+        self._http = _HTTPServer(("127.0.0.1", port), _Handler)
         self._http.gated = self
         self._thread = threading.Thread(target=self._http.serve_forever, daemon=True, name="gated-server")
 
