@@ -12,7 +12,6 @@ import functools
 import http.server
 import importlib.util
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -23,9 +22,8 @@ from typing import Any
 import pytest
 
 from tests import support
+from tests.support.browser import CHROMIUM, MISSING, TIMEOUT_MS, chromium
 
-CHROMIUM = os.environ.get("CEJUDGE_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-TIMEOUT_MS = 20_000
 BUILD_TIMEOUT_S = 900
 TUTORIAL = "tutorials/judge-one-pair/"
 
@@ -112,16 +110,9 @@ def browser() -> Iterator[Any]:
         "playwright.sync_api", reason="playwright is not installed (the dev extra)"
     )
     if not Path(CHROMIUM).exists():
-        pytest.skip(f"no chromium at {CHROMIUM}: apt-get install -y chromium (or set CEJUDGE_CHROMIUM)")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=["--no-sandbox", "--disable-gpu"],
-            timeout=TIMEOUT_MS,
-        )
+        pytest.skip(MISSING)
+    with chromium(sync_api) as b:
         yield b
-        b.close()
 
 
 def _open(browser: Any, url: str) -> tuple[Any, list[str]]:

@@ -13,7 +13,6 @@ import csv
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -24,32 +23,20 @@ import pytest
 
 from cejudge_dspy.cli import main
 from tests.support import view_runs
+from tests.support.browser import CHROMIUM, MISSING, TIMEOUT_MS, chromium
 from tests.support.view_runs import chat_run, checkeval_run, literary_run
-
-CHROMIUM = os.environ.get("CEJUDGE_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-TIMEOUT_MS = 20_000
 
 sync_api = pytest.importorskip(
     "playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')"
 )
 if not Path(CHROMIUM).exists():
-    pytest.skip(
-        f"no chromium at {CHROMIUM}: apt-get install -y chromium chromium-driver (or set CEJUDGE_CHROMIUM)",
-        allow_module_level=True,
-    )
+    pytest.skip(MISSING, allow_module_level=True)
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=["--no-sandbox", "--disable-gpu"],
-            timeout=TIMEOUT_MS,
-        )
+    with chromium(sync_api) as b:
         yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")
