@@ -127,7 +127,7 @@ def _run_tasks(args: argparse.Namespace) -> int:
     spec = load_task(args.name)
     from cejudge_dspy.data import load_items
 
-    items = load_items(spec, args.data, fields=parse_fields(args.field), limit=args.n)
+    items = load_items(spec, args.data, fields=parse_fields(args.field), limit=args.n, first=True)
     for panel in items_panels(spec, items[: args.n]):
         out.print(panel)
     return 0

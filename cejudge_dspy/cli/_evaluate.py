@@ -19,7 +19,7 @@ from cejudge_dspy.cli._compare import add_parsers as add_compare_parsers
 from cejudge_dspy.cli._evaluate_ray import add_ray_args, check_ray_args
 from cejudge_dspy.cli._presets import add_preset_arg, apply_preset, describe_preset
 from cejudge_dspy.cli._program_args import add_program_args
-from cejudge_dspy.cli._run_setup import BOOTSTRAP, CONCURRENCY, LIMIT
+from cejudge_dspy.cli._run_setup import BOOTSTRAP, CONCURRENCY, FIRST, LIMIT
 from cejudge_dspy.errors import InputError
 
 if TYPE_CHECKING:  # the parser is built without DSPy (data imports it)
@@ -38,8 +38,13 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--const", action="append", help="KEY=VALUE constant field, e.g. label=A (repeatable)")
     p.add_argument("--language", action="append", help="keep only this language (repeatable)")
     p.add_argument("--subset", action="append", help="keep only this subset (repeatable)")
-    p.add_argument(
+    take = p.add_mutually_exclusive_group()
+    take.add_argument(
         "--limit", type=int, help=f"seeded, language-stratified sample of N items ({LIMIT.describe()})"
+    )
+    # The sample may pick the file's last row, so --limit reads every row; --first stops reading at N.
+    take.add_argument(
+        "--first", type=int, help=f"the first N items in file order, reading no further ({FIRST.describe()})"
     )
     p.add_argument("--out", help="run directory (default runs/<task>-<method>[-<preset>])")
     p.add_argument(
@@ -110,8 +115,9 @@ def run_evaluate(args: argparse.Namespace) -> int:
         constants=constants,
         languages=args.language,
         subsets=args.subset,
-        limit=args.limit,
+        limit=args.first or args.limit,
         seed=args.seed,
+        first=args.first is not None,
     )
     if shard:
         items = [i for i in items if shard_of(shard_key(i), shard[1]) == shard[0] - 1]

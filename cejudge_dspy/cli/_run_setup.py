@@ -28,7 +28,8 @@ from cejudge_dspy.tasks import TaskSpec
 CONCURRENCY = Bound("--concurrency", "items in flight", 1)
 BOOTSTRAP = Bound("--bootstrap", "bootstrap resamples; 0: no intervals", 0, MAX_BOOTSTRAP)
 LIMIT = Bound("--limit", "items", 1)
-RUN_BOUNDS = (CONCURRENCY, BOOTSTRAP, LIMIT)
+FIRST = Bound("--first", "items", 1)
+RUN_BOUNDS = (CONCURRENCY, BOOTSTRAP, LIMIT, FIRST)
 
 
 def check_options(args: argparse.Namespace) -> None:
@@ -112,6 +113,7 @@ def run_identity(
         "languages": sorted(args.language) if args.language else None,
         "subsets": sorted(args.subset) if args.subset else None,
         "limit": args.limit,
+        "first": getattr(args, "first", None),
         "seed": args.seed,
         "shard": args.shard,
         "preset": getattr(args, "preset", None),

@@ -40,6 +40,7 @@ IDENTITY_KEYS = (
     "languages",
     "subsets",
     "limit",
+    "first",
     "seed",
     "shard",
 )
@@ -64,6 +65,8 @@ class RunLockedError(CEJudgeError):
 # default before it became the --repeat-penalty flag. A run without `reference` wrote no reference answer or
 # translation (None where the program cannot take one).
 LATER_KEYS: dict[str, Any] = {
+    # `--first N` (the first N items in file order) came after `--limit`'s stratified sample.
+    "first": None,
     "decision": "argmax",
     "tie_band": 0.0,
     "judgment": "pairwise",

@@ -299,3 +299,51 @@ def test_named_pipes_are_refused_before_anything_opens_them(tmp_path: Path) -> N
     ):
         with pytest.raises(DataError, match=r"p\.jsonl: not a regular file \(a named pipe\)"):
             call()
+
+
+# --- `cejudge evaluate --first N` ----------------------------------------------------------------
+
+
+def test_evaluate_first_judges_the_first_items_reads_no_further_and_is_its_own_run(
+    large: Path, tmp_path: Path, bytes_read: list[int], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cejudge_dspy.cli import main
+
+    out = tmp_path / "run"
+    common = ["evaluate", "--task", "chat", "--data", str(large), "--lm", "simulated:0", "--no-cache"]
+    common += ["--field", "instruction=prompt", "--bootstrap", "0", "--out", str(out)]
+    assert main([*common, "--first", "3"]) == 0
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert [r["item"]["id"] for r in records] == ["large/0", "large/1", "large/2"]
+    assert bytes_read[0] <= 3 * 1100 + io.DEFAULT_BUFFER_SIZE  # 4 MB file, three lines read
+    run = json.loads((out / "run.json").read_text())
+    assert run["first"] == 3 and run["limit"] is None
+    # The stratified sample of the same size is another selection, so it does not resume this run.
+    capsys.readouterr()
+    assert main([*common, "--limit", "3"]) != 0
+    assert "first" in capsys.readouterr().err
+
+
+def test_evaluate_refuses_first_with_limit_and_a_first_below_one(
+    large: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cejudge_dspy.cli import main
+
+    base = [
+        "evaluate",
+        "--task",
+        "chat",
+        "--data",
+        str(large),
+        "--lm",
+        "simulated:0",
+        "--out",
+        str(tmp_path / "r"),
+    ]
+    with pytest.raises(SystemExit):
+        main([*base, "--first", "3", "--limit", "3"])
+    assert "not allowed with argument" in capsys.readouterr().err
+    assert main([*base, "--first", "0"]) != 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--first" in err
+    assert not (tmp_path / "r").exists()
