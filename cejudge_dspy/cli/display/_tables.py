@@ -146,6 +146,9 @@ def _summary_caption(summary: dict[str, Any], *, pairwise: bool, few: bool) -> l
         f"unparsed {summary['n_unparsed']}",
         f"errors {summary['n_error']}",
     ]
+    if "n_abstained" in summary:  # a selective summary: the items left to a person
+        below = summary["selective"]["abstain_below"]
+        caption.append(f"abstained {summary['n_abstained']} (confidence below {below:g})")
     if few:
         caption.append("no CI below 5 scored items")
     caption += _decision_notes(summary)
