@@ -212,12 +212,20 @@ def selective_summary(
     abstain_below: float | None = None,
 ) -> dict[str, Any]:
     """The summary's `selective` section: the confidence source, the risk-coverage table and, with a
-    threshold, `abstain_below`, `n_abstained` and the `abstained` ids (sorted)."""
+    threshold, `abstain_below`, `n_abstained`, the `abstained` ids (sorted) and `coverage`: the share
+    of the scored items (the curve's `n`) kept."""
     source = choose_confidence(records, confidence)
     out: dict[str, Any] = {"confidence": source, **risk_coverage(records, mode, source)}
     if abstain_below is not None:
         ids = abstained_ids(records, abstain_below, source)
-        out |= {"abstain_below": abstain_below, "n_abstained": len(ids), "abstained": ids}
+        gone = set(ids)
+        kept = sum(r.id not in gone for r, _, _ in _scored(records, mode))
+        out |= {
+            "abstain_below": abstain_below,
+            "n_abstained": len(ids),
+            "abstained": ids,
+            "coverage": kept / out["n"] if out["n"] else None,
+        }
     return out
 
 

@@ -149,6 +149,7 @@ def _selective_caption(selective: dict[str, Any], mode: str) -> list[str]:
         parts.append(f"mean Kendall over coverage {_fmt(selective.get('area'))}")
     if "abstain_below" in selective:
         parts.append(
-            f"--abstain-below {selective['abstain_below']:g}: {selective['n_abstained']} items abstained"
+            f"--abstain-below {selective['abstain_below']:g}: {selective['n_abstained']} items abstained, "
+            f"coverage {_fmt(selective['coverage'])}"
         )
     return parts
