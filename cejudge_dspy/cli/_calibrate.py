@@ -94,6 +94,6 @@ def _print(args: argparse.Namespace, report: dict[str, Any], mode: str) -> int:
     if "tie_band_on_these_items" in report:
         out.print(tie_band_table(report["tie_band_on_these_items"]))
         out.print(reliability_table(report))
-    if report["selective"] is not None:
-        out.print(selective_table(report["selective"], mode))
+    if (selective := report["selective"]) is not None and selective["n"] > selective["n_without_confidence"]:
+        out.print(selective_table(selective, mode))
     return 0

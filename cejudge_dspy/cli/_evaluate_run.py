@@ -109,7 +109,7 @@ def _print_tables(summary: dict[str, Any], mode: str) -> None:
         stdout.print(rules)
     if (calibration := summary.get("decision_rules", {}).get("calibration")) and calibration["n"]:
         stdout.print(reliability_table(calibration))
-    if (selective := summary.get("selective")) and selective["curve"]:
+    if (selective := summary.get("selective")) and selective["n"] > selective["n_without_confidence"]:
         stdout.print(selective_table(selective, mode))
 
 

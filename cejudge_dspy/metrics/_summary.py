@@ -166,7 +166,8 @@ def _metrics(
     abstained: frozenset[str] | None = None,
 ) -> dict[str, Any]:
     """The task's metric per language and overall, pairwise extras, dimensions, and distinct scores;
-    `abstained` records are left out of all of them and counted in `counts`."""
+    `abstained` records are left out of the metrics (per language, overall, dimensions) and counted in
+    `counts`; the position figures and distinct scores describe what the judge did, so they keep them."""
     out: dict[str, Any] = {}
     fn = _metric_fn(spec)
     skip = abstained or frozenset()
@@ -199,13 +200,14 @@ def _metrics(
     if spec.mode == "pairwise":
         out["strict_average"] = _macro(v["strict"]["value"] for v in per_language.values())
     if spec.mode == "pairwise":
-        out.update(_pairwise_extras(rows))
+        out.update(_pairwise_extras(all_rows))  # what the judge did: abstained items too
     else:
         # Few distinct scores make rank correlations mostly ties (the reason for expected scores).
-        out["distinct_scores"] = len({round(float(p), 6) for r in rows if (p := prediction(r)) is not None})
+        scores = {round(float(p), 6) for r in all_rows if (p := prediction(r)) is not None}
+        out["distinct_scores"] = len(scores)
         # Scores a check gave without an LLM judgment (judges/cejudge/_checks.py), so a reader knows how
         # much of the ranking is the judge's.
-        checks = [_decider(r.result) for r in rows if r.result and r.status == "ok"]
+        checks = [_decider(r.result) for r in all_rows if r.result and r.status == "ok"]
         if by_check := {c: checks.count(c) for c in CHECK_NAMES if c in checks}:
             out["decided_by_checks"] = by_check
     if spec.dimensions:

@@ -191,6 +191,8 @@ def test_evaluate_rethresholds_a_finished_run_without_judging_again(
     assert main([*argv, "--out", str(out), "--abstain-below", "0.2"]) == 0
     captured = capsys.readouterr()
     assert "0 to judge" in captured.err and "left every judged item to a person" in captured.err
+    assert "abstained 3 (confidence below 0.2)" in " ".join(captured.out.split())  # the table's caption
+    assert "Selective judging" not in captured.out  # no confidence: no curve to show
     assert (out / "results.jsonl").read_bytes() == before  # nothing judged, nothing written
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     # The simulated backbone gives no token probabilities: no item has a confidence, all are abstained.
