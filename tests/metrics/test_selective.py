@@ -223,3 +223,10 @@ def test_calibrate_prints_the_risk_coverage_and_rethresholds(
     )
     assert main(["calibrate", str(lit), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["selective"]["metric"] == "kendall"
+
+
+def test_the_run_directory_page_names_every_selective_key() -> None:
+    page = (Path(__file__).parents[2] / "docs" / "reference" / "run-directory.md").read_text(encoding="utf-8")
+    summary = summarize(known(), load_task("chat"), n_resamples=0, abstain_below=0.15)
+    keys = {*summary["selective"], *summary["selective"]["curve"][0], "n_abstained", "abstained"}
+    assert sorted(k for k in keys if f"`{k}`" not in page) == []
