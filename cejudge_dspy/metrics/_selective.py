@@ -2,10 +2,12 @@
 
 **Confidence** of one record (`item_confidence`), from what the record holds (`CONFIDENCES`):
 
-* `margin`: pairwise |p(A) - 0.5| in [0, 0.5] (the token probabilities, `probabilities.p_a`); pointwise
+* `margin`: pairwise |p(A) - 0.5| in [0, 0.5] (the token probabilities, `probabilities.p_a`; a panel's
+  record, which has none of its own, its members' mean p(A), `details["panel"]["mean_p_a"]`); pointwise
   the probability of the most probable scale level, in [1/levels, 1] (`probabilities.distribution`).
-* `agreement`: a per-item agreement in [0, 1] that a record carries in `result.details["agreement"]`
-  (a panel of judges: the share that gave the majority answer).
+* `agreement`: a per-item agreement in [0, 1] that a record carries: a panel's in
+  `result.details["panel"]["agreement"]` (the share of its judges that gave the most common answer),
+  else `result.details["agreement"]`.
 * `both`: agreement x margin, on the margin's scale: a confident verdict that the panel splits on is
   worth less than one it agrees on.
 
@@ -55,18 +57,33 @@ CURVE_STEPS = 20
 AREA_STEPS = 100
 
 
-def _agreement(record: Record) -> float | None:
-    value = record.result.details.get("agreement") if record.result is not None else None
+def _share(value: Any) -> float | None:
+    """A number in [0, 1], else None (a hand-edited or foreign value is no confidence)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
         return None
     return float(value)
 
 
+def _panel(record: Record) -> dict[str, Any]:
+    panel = record.result.details.get("panel") if record.result is not None else None
+    return panel if isinstance(panel, dict) else {}
+
+
+def _agreement(record: Record) -> float | None:
+    if record.result is None:
+        return None
+    panel = _panel(record)
+    return _share(panel["agreement"] if "agreement" in panel else record.result.details.get("agreement"))
+
+
 def _margin(record: Record) -> float | None:
     result = record.result
-    probs = result.probabilities if result is not None else None
-    if probs is None or not probs.ok:
+    if result is None:
         return None
+    probs = result.probabilities
+    if probs is None or not probs.ok:
+        p_a = _share(_panel(record).get("mean_p_a")) if result.mode == "pairwise" else None
+        return abs(p_a - 0.5) if p_a is not None else None
     if result.mode == "pairwise":
         return abs(probs.p_a - 0.5) if probs.p_a is not None else None
     return max(probs.distribution.values()) if probs.distribution else None

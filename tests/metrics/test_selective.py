@@ -230,3 +230,22 @@ def test_the_run_directory_page_names_every_selective_key() -> None:
     summary = summarize(known(), load_task("chat"), n_resamples=0, abstain_below=0.15)
     keys = {*summary["selective"], *summary["selective"]["curve"][0], "n_abstained", "abstained"}
     assert sorted(k for k in keys if f"`{k}`" not in page) == []
+
+
+def test_a_panels_record_gives_its_agreement_and_its_members_mean_p_a() -> None:
+    """A panel's record (judges.panel) has no probabilities of its own: `details["panel"]` holds the
+    share of members that gave the most common vote and their mean p(A)."""
+    records = []
+    for rid, gold, mean_p_a, agreement in (
+        ("m1", "A", 0.8, 1.0),
+        ("m2", "A", 0.9, 2 / 3),
+        ("m3", "B", 0.6, 2 / 3),
+    ):
+        record = pair(rid, gold, None)
+        record.result.details = {"panel": {"agreement": agreement, "mean_p_a": mean_p_a}}  # type: ignore[union-attr]
+        records.append(record)
+    assert selective_summary(records, "pairwise")["confidence"] == "both"
+    assert [item_confidence(r, "both") for r in records] == pytest.approx([0.3, 0.4 * 2 / 3, 0.1 * 2 / 3])
+    # By agreement alone m2 and m3 tie (2/3): they are kept or dropped together.
+    curve = risk_coverage(records, "pairwise", "agreement", steps=3)["curve"]
+    assert [row["n"] for row in curve] == [1, 3]
