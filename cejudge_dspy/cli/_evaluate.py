@@ -20,6 +20,7 @@ from cejudge_dspy.cli._evaluate_ray import add_ray_args, check_ray_args
 from cejudge_dspy.cli._presets import add_preset_arg, apply_preset, describe_preset
 from cejudge_dspy.cli._program_args import add_program_args
 from cejudge_dspy.cli._run_setup import BOOTSTRAP, CONCURRENCY, FIRST, LIMIT
+from cejudge_dspy.cli._selective import add_selective_args
 from cejudge_dspy.errors import InputError
 
 if TYPE_CHECKING:  # the parser is built without DSPy (data imports it)
@@ -58,6 +59,7 @@ def add_parsers(sub: Any) -> None:
         help=f"bootstrap resamples for CIs, {BOOTSTRAP.describe()} (0: none; default 1000)",
     )
     p.add_argument("--force-new", action="store_true", help="move the run in --out aside and start over")
+    add_selective_args(p)
     add_ray_args(p)
     p.set_defaults(handler=run_evaluate)
     add_compare_parsers(sub)  # score-predictions, compare, merge

@@ -17,6 +17,7 @@ from typing import Any
 
 from cejudge_dspy.cli._common import announce_program, backbone
 from cejudge_dspy.cli._evaluate_ray import judge_with_ray
+from cejudge_dspy.cli._selective import warn_without_confidence
 from cejudge_dspy.data import Item
 
 
@@ -31,13 +32,7 @@ def judge_and_summarize(
 ) -> int:
     """Judge the items not yet in `records`, summarize the run, write summary.json and print its tables;
     returns the exit code."""
-    from cejudge_dspy.cli.display import (
-        console,
-        decision_rules_table,
-        dimension_tables,
-        reliability_table,
-        summary_table,
-    )
+    from cejudge_dspy.cli.display import console
     from cejudge_dspy.evaluate import judge_items, pending_items
     from cejudge_dspy.metrics import summarize
     from cejudge_dspy.runs import RESULTS, SUMMARY, read_records, read_timing, run_timing, write_summary
@@ -73,7 +68,15 @@ def judge_and_summarize(
             )
             display.update("")
     final = read_records(out / RESULTS)
-    summary = summarize(final, spec, n_resamples=args.bootstrap, seed=args.seed)
+    summary = summarize(
+        final,
+        spec,
+        n_resamples=args.bootstrap,
+        seed=args.seed,
+        abstain_below=args.abstain_below,
+        confidence=args.confidence,
+    )
+    warn_without_confidence(err, summary)
     summary["run"] = config
     summary["features"] = _features(err, args, final)
     if todo or read_timing(out / SUMMARY) is None:
@@ -81,6 +84,23 @@ def judge_and_summarize(
     else:  # nothing was judged in this session: the run's timing stays what it was
         summary["timing"] = read_timing(out / SUMMARY)
     write_summary(out / SUMMARY, summary)
+    _print_tables(summary, spec.mode)
+    console().print(f"results: {out / RESULTS} · summary: {out / SUMMARY}")
+    return _exit_code(err, [r for r in final if r.id in {i.id for i in items}])
+
+
+def _print_tables(summary: dict[str, Any], mode: str) -> None:
+    """The run's tables on stdout: the summary, dimensions, both decision rules, calibration, and the
+    risk-coverage of selective judging."""
+    from cejudge_dspy.cli.display import (
+        console,
+        decision_rules_table,
+        dimension_tables,
+        reliability_table,
+        selective_table,
+        summary_table,
+    )
+
     stdout = console()
     stdout.print(summary_table(summary))
     if (dims := dimension_tables(summary)) is not None:
@@ -89,8 +109,8 @@ def judge_and_summarize(
         stdout.print(rules)
     if (calibration := summary.get("decision_rules", {}).get("calibration")) and calibration["n"]:
         stdout.print(reliability_table(calibration))
-    stdout.print(f"results: {out / RESULTS} · summary: {out / SUMMARY}")
-    return _exit_code(err, [r for r in final if r.id in {i.id for i in items}])
+    if (selective := summary.get("selective")) and selective["n"] > selective["n_without_confidence"]:
+        stdout.print(selective_table(selective, mode))
 
 
 def _features(err: Any, args: argparse.Namespace, records: list[Any]) -> dict[str, bool | None]:

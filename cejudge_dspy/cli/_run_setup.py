@@ -21,6 +21,7 @@ from cejudge_dspy.cli._common import (
     repeat_penalty,
 )
 from cejudge_dspy.cli._program_args import judge_options
+from cejudge_dspy.cli._selective import ABSTAIN_BELOW
 from cejudge_dspy.errors import InputError
 from cejudge_dspy.tasks import TaskSpec
 
@@ -29,7 +30,7 @@ CONCURRENCY = Bound("--concurrency", "items in flight", 1)
 BOOTSTRAP = Bound("--bootstrap", "bootstrap resamples; 0: no intervals", 0, MAX_BOOTSTRAP)
 LIMIT = Bound("--limit", "items", 1)
 FIRST = Bound("--first", "items", 1)
-RUN_BOUNDS = (CONCURRENCY, BOOTSTRAP, LIMIT, FIRST)
+RUN_BOUNDS = (CONCURRENCY, BOOTSTRAP, LIMIT, FIRST, ABSTAIN_BELOW)
 
 
 def check_options(args: argparse.Namespace) -> None:

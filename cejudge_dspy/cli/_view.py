@@ -18,6 +18,8 @@ import webbrowser
 from pathlib import Path
 from typing import Any
 
+from cejudge_dspy.cli._common import check_bounds
+from cejudge_dspy.cli._selective import ABSTAIN_BELOW
 from cejudge_dspy.errors import InputError
 
 
@@ -40,6 +42,13 @@ def add_parsers(sub: Any) -> None:
         "--port", type=int, default=8765, help="port for --serve (default 8765; 0 picks a free one)"
     )
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for CIs (0: none)")
+    p.add_argument(
+        "--abstain-below",
+        type=float,
+        metavar="X",
+        help="show the items whose confidence is below X as abstained (default: the threshold the "
+        "run's summary.json recorded, if any; see `cejudge evaluate --abstain-below`)",
+    )
     p.set_defaults(handler=run_view)
 
 
@@ -49,6 +58,7 @@ def run_view(args: argparse.Namespace) -> int:
 
     require_libraries()
     check_port(args.port)
+    check_bounds(args, (ABSTAIN_BELOW,))
     paths = [Path(p) for p in args.runs]
     for path in paths:
         if not path.is_dir():
@@ -63,13 +73,13 @@ def run_view(args: argparse.Namespace) -> int:
     server = bind(out, args.port) if args.serve else None
     try:
         runs = [
-            load_view_run(path, name=name, n_resamples=args.bootstrap)
+            load_view_run(path, name=name, n_resamples=args.bootstrap, abstain_below=args.abstain_below)
             for path, name in zip(paths, names, strict=True)
         ]
         write_page(runs, out, n_resamples=args.bootstrap)
         print(out.resolve())
         if args.csv:
-            rows = [row for run in runs for row in item_rows(run.records, run.spec, run.name)]
+            rows = [row for run in runs for row in item_rows(run.records, run.spec, run.name, run.abstained)]
             write_file_atomic(Path(args.csv), csv_text(rows), fsync=False)  # a symlink there is refused
             print(Path(args.csv).resolve())
         if server is not None:

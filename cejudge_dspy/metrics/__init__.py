@@ -1,5 +1,6 @@
 """Measuring a judge: meta-metrics against human labels, significance, agreement, calibration, CheckEval
-reliability, and the run summaries, comparisons and markdown tables that read run records."""
+reliability, selective judging (risk-coverage, AURC, abstaining), and the run summaries, comparisons and
+markdown tables that read run records."""
 
 from cejudge_dspy.metrics._agreement import fleiss_kappa, fleiss_kappa_from_labels, krippendorff_alpha
 from cejudge_dspy.metrics._calibration import calibrate_run
@@ -11,15 +12,24 @@ from cejudge_dspy.metrics._measures import accuracy, concordance, position_consi
 from cejudge_dspy.metrics._predictions import average, score_prediction_files, strict_average
 from cejudge_dspy.metrics._result import MetricResult
 from cejudge_dspy.metrics._scoring import language_key, prediction
+from cejudge_dspy.metrics._selective import (
+    CONFIDENCES,
+    aurc,
+    item_confidence,
+    risk_coverage,
+    selective_summary,
+)
 from cejudge_dspy.metrics._significance import bootstrap_ci, mcnemar, paired_bootstrap_diff
 from cejudge_dspy.metrics._summary import summarize
 from cejudge_dspy.metrics._tables import ablation_table, rules_table
 
 __all__ = [
+    "CONFIDENCES",
     "CORRELATIONS",
     "MetricResult",
     "ablation_table",
     "accuracy",
+    "aurc",
     "average",
     "bootstrap_ci",
     "calibrate_run",
@@ -29,6 +39,7 @@ __all__ = [
     "dimension_table",
     "fleiss_kappa",
     "fleiss_kappa_from_labels",
+    "item_confidence",
     "kendall_tau",
     "krippendorff_alpha",
     "language_key",
@@ -40,8 +51,10 @@ __all__ = [
     "per_group_correlation",
     "position_consistency",
     "prediction",
+    "risk_coverage",
     "rules_table",
     "score_prediction_files",
+    "selective_summary",
     "spearman",
     "strict_accuracy",
     "strict_average",

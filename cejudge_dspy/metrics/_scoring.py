@@ -41,18 +41,24 @@ def strict_golds(rows: Sequence[Record]) -> list[Any]:
     return [None if errored(r) else r.item.label for r in rows]
 
 
-def item_counts(rows: Sequence[Record]) -> dict[str, int]:
+def item_counts(rows: Sequence[Record], abstained: frozenset[str] | None = None) -> dict[str, int]:
     """How a language's items were used: scored, or left out as unparsed, gold tie, error or unlabelled.
 
     Mirrors the metrics' order of exclusion (a missing prediction is checked before a gold tie), so
-    `scored` equals the metric's n and the parts add up to `items`."""
+    `scored` equals the metric's n and the parts add up to `items`. With `abstained` (the ids a
+    selective run leaves to a person; `_selective.py`) the counts add `abstained`, checked after a
+    missing prediction."""
     out = {"items": len(rows), "scored": 0, "unparsed": 0, "gold_ties": 0, "errors": 0, "no_label": 0}
+    if abstained is not None:
+        out["abstained"] = 0
     for r in rows:
         label = r.item.label
         if errored(r):
             out["errors"] += 1
         elif r.status == "unparsed" or prediction(r) is None:
             out["unparsed"] += 1
+        elif abstained is not None and r.id in abstained:
+            out["abstained"] += 1
         elif label is None:
             out["no_label"] += 1
         elif isinstance(label, str) and label.strip().lower() == "tie":

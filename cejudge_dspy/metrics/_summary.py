@@ -34,6 +34,7 @@ from cejudge_dspy.metrics._dimensions import dimension_table
 from cejudge_dspy.metrics._measures import accuracy, position_consistency, share, strict_accuracy
 from cejudge_dspy.metrics._result import MetricResult
 from cejudge_dspy.metrics._scoring import item_counts, language_key, prediction, strict_golds
+from cejudge_dspy.metrics._selective import has_confidence, selective_summary
 from cejudge_dspy.metrics._significance import bootstrap_ci
 from cejudge_dspy.runs import Record
 from cejudge_dspy.tasks import TaskSpec
@@ -62,6 +63,8 @@ def summarize(
     n_resamples: int = 1000,
     seed: int = 42,
     missing: int | None = None,
+    abstain_below: float | None = None,
+    confidence: str = "auto",
 ) -> dict[str, Any]:
     """Summary dict (JSON-ready) for a run's records; see the module docstring. `missing`, when a reader
     knows it (`runs.RunRecords.n_missing`: run.json's items without a record, a torn last line), is
@@ -69,7 +72,12 @@ def summarize(
 
     Records judged with token probabilities add `decision_rules`: the same metrics under the argmax
     and the probability rule from this one run (see `JudgeResult.under`), how many records had usable
-    probabilities, and for pairwise tasks the calibration of the probability verdict's confidence."""
+    probabilities, and for pairwise tasks the calibration of the probability verdict's confidence.
+
+    Records with a confidence (`_selective.py`: token probabilities, panel agreement; source chosen by
+    `confidence`) add `selective`: the risk-coverage table. `abstain_below` leaves the records with a
+    prediction and a confidence below it (or none) `abstained`: out of every metric, counted in
+    `n_abstained` and each row's `counts`, their ids in `selective.abstained`."""
     latest = {r.id: r for r in records}  # a retried item's last record wins
     # Sorted by id: the bootstrap resamples by position, and file order depends on completion order
     # (concurrency) or shard order (merge); the same predictions must give the same CIs.
@@ -83,13 +91,21 @@ def summarize(
         **({"n_missing": missing} if missing is not None else {}),
         "methods": sorted({r.method for r in rows}),
     }
-    headline = _metrics(rows, spec, n_resamples, seed)
+    selective = None
+    if abstain_below is not None or has_confidence(rows, confidence):
+        selective = selective_summary(rows, spec.mode, confidence=confidence, abstain_below=abstain_below)
+    abstained = frozenset(selective["abstained"]) if selective and abstain_below is not None else None
+    if abstained is not None:
+        out["n_abstained"] = len(abstained)
+    headline = _metrics(rows, spec, n_resamples, seed, abstained)
     out.update(headline)
     out["usage"] = _usage(rows)
     if any(r.result is not None and r.result.probabilities is not None for r in rows):
         out["decision_rules"] = decision_rules(
-            rows, spec, n_resamples=n_resamples, seed=seed, headline=headline
+            rows, spec, n_resamples=n_resamples, seed=seed, headline=headline, abstained=abstained
         )
+    if selective is not None:
+        out["selective"] = selective
     return out
 
 
@@ -112,6 +128,7 @@ def decision_rules(
     n_resamples: int = 1000,
     seed: int = 42,
     headline: dict[str, Any] | None = None,
+    abstained: frozenset[str] | None = None,
 ) -> dict[str, Any]:
     """Both decision rules from one run, what the probabilities were (`ok`, `unavailable`,
     `not_located` per record) and, pairwise, the calibration of the probability verdict's confidence.
@@ -133,7 +150,7 @@ def decision_rules(
         if headline is not None and all(a is b for a, b in zip(ruled, rows, strict=True)):
             out[rule] = copy.deepcopy(headline)
         else:
-            out[rule] = _metrics(ruled, spec, n_resamples, seed)
+            out[rule] = _metrics(ruled, spec, n_resamples, seed, abstained)
     if spec.mode == "pairwise":
         from cejudge_dspy.metrics._calibration import calibration_summary, preferences, recorded_tie_band
 
@@ -141,45 +158,56 @@ def decision_rules(
     return out
 
 
-def _metrics(rows: Sequence[Record], spec: TaskSpec, n_resamples: int, seed: int) -> dict[str, Any]:
-    """The task's metric per language and overall, pairwise extras, dimensions, and distinct scores."""
+def _metrics(
+    all_rows: Sequence[Record],
+    spec: TaskSpec,
+    n_resamples: int,
+    seed: int,
+    abstained: frozenset[str] | None = None,
+) -> dict[str, Any]:
+    """The task's metric per language and overall, pairwise extras, dimensions, and distinct scores;
+    `abstained` records are left out of the metrics (per language, overall, dimensions) and counted in
+    `counts`; the position figures and distinct scores describe what the judge did, so they keep them."""
     out: dict[str, Any] = {}
     fn = _metric_fn(spec)
-    scalar = [r for r in rows if not isinstance(r.item.label, dict)]
-    labelled = [r for r in scalar if r.item.label is not None]
+    skip = abstained or frozenset()
+    rows = [r for r in all_rows if r.id not in skip]
+    scalar = [r for r in all_rows if not isinstance(r.item.label, dict)]
+    labelled = [r for r in scalar if r.item.label is not None and r.id not in skip]
     by_lang: dict[str, list[Record]] = defaultdict(list)
     for r in scalar:
         by_lang[language_key(r.item)].append(r)
     per_language = {}
     for lang in sorted(by_lang):
-        rs = [r for r in by_lang[lang] if r.item.label is not None]
-        if not rs:
+        if all(r.item.label is None for r in by_lang[lang]):
             continue  # nothing to measure against; the items still count in n_items
+        rs = [r for r in by_lang[lang] if r.item.label is not None and r.id not in skip]
         per_language[lang] = _with_ci(
             fn, [prediction(r) for r in rs], [r.item.label for r in rs], n_resamples, seed
         )
-        per_language[lang]["counts"] = item_counts(by_lang[lang])
+        per_language[lang]["counts"] = item_counts(by_lang[lang], abstained)
         if spec.mode == "pairwise":
             per_language[lang]["strict"] = _strict(rs, n_resamples, seed)
     out["per_language"] = per_language
     out["average"] = _macro(v["value"] for v in per_language.values())  # as the paper reports
-    if labelled:
+    if any(r.item.label is not None for r in scalar):
         out["overall"] = _with_ci(
             fn, [prediction(r) for r in labelled], [r.item.label for r in labelled], n_resamples, seed
         )
-        out["overall"]["counts"] = item_counts(scalar)
+        out["overall"]["counts"] = item_counts(scalar, abstained)
         if spec.mode == "pairwise":
             out["overall"]["strict"] = _strict(labelled, n_resamples, seed)
     if spec.mode == "pairwise":
         out["strict_average"] = _macro(v["strict"]["value"] for v in per_language.values())
     if spec.mode == "pairwise":
-        out.update(_pairwise_extras(rows))
+        out.update(_pairwise_extras(all_rows))  # what the judge did: abstained items too
     else:
         # Few distinct scores make rank correlations mostly ties (the reason for expected scores).
-        out["distinct_scores"] = len({round(float(p), 6) for r in rows if (p := prediction(r)) is not None})
+        scores = {round(float(p), 6) for r in all_rows if (p := prediction(r)) is not None}
+        out["distinct_scores"] = len(scores)
         # Scores a check gave without an LLM judgment (judges/cejudge/_checks.py), so a reader knows how
         # much of the ranking is the judge's.
-        checks = [_decider(r.result) for r in rows if r.result and r.status == "ok"]
+        checks = [_decider(r.result) for r in all_rows if r.result and r.status == "ok"]
         if by_check := {c: checks.count(c) for c in CHECK_NAMES if c in checks}:
             out["decided_by_checks"] = by_check
     if spec.dimensions:

@@ -243,3 +243,52 @@ def comparison_chart(runs: Sequence[Mapping[str, Any]], metric: str) -> str | No
     languages = len({r["language"] for r in rows})
     height = max(80, 22 * len(names) * languages)
     return _svg((rules + dots).properties(width=460, height=height, title=f"{metric} per language, 95% CI"))
+
+
+def risk_coverage_chart(selective: Mapping[str, Any]) -> str | None:
+    """Selective judging: the metric on the most confident items at each coverage (the summary's
+    curve), pairwise with the oracle order's accuracy dashed, and the abstention threshold's coverage as
+    a rule when the run has one."""
+    metric = selective["metric"]
+    rows = [
+        {"coverage": r["coverage"], "value": r["value"], "curve": "judge's confidence order"}
+        for r in selective["curve"]
+        if r["value"] is not None
+    ]
+    rows += [
+        {"coverage": r["coverage"], "value": r["optimal"], "curve": "oracle order"}
+        for r in selective["curve"]
+        if r.get("optimal") is not None
+    ]
+    if not rows:
+        return None
+    alt = _alt()
+    names = ["judge's confidence order", "oracle order"]
+    line = (
+        alt.Chart(alt.Data(values=rows))
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("coverage:Q", title="coverage (share of items kept)", scale=alt.Scale(domain=[0, 1])),
+            y=alt.Y("value:Q", title=metric, scale=alt.Scale(domain=_domain(metric))),
+            color=alt.Color("curve:N", scale=alt.Scale(domain=names, range=[ACCENT, MUTED]), title=None),
+            strokeDash=alt.StrokeDash(
+                "curve:N", scale=alt.Scale(domain=names, range=[[1, 0], [4, 3]]), title=None
+            ),
+        )
+    )
+    layers = [line]
+    if selective.get("coverage") is not None:
+        cut = alt.Chart(alt.Data(values=[{"coverage": selective["coverage"]}]))
+        layers.append(cut.mark_rule(strokeDash=[2, 2], color="#e8833a").encode(x="coverage:Q"))
+    if metric == "accuracy":
+        note = f"AURC {selective['aurc']:.3f}, oracle {selective['optimal_aurc']:.3f}"
+    else:
+        note = f"mean Kendall over coverage {_num_text(selective.get('area'))}"
+    if len(layers) > 1:
+        note += f"; orange: what --abstain-below {selective['abstain_below']:g} keeps"
+    title = alt.TitleParams(f"{metric} on the most confident items", subtitle=note, subtitleColor=MUTED)
+    return _svg(alt.layer(*layers).properties(width=420, height=220, title=title))
+
+
+def _num_text(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"

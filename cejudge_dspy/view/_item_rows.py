@@ -4,7 +4,8 @@ and the CSV export.
 An item's outcome is one of OUTCOMES: pairwise items are correct, wrong or tie (under the argmax rule
 the judge changing its mind across orders; under the probability rule p(A) inside the tie band),
 "gold tie" when humans called it a tie (accuracy leaves those out) and "no gold" when the item is
-unlabelled; pointwise items that were scored are "scored"; any item may be "unparsed" or "error".
+unlabelled; pointwise items that were scored are "scored"; any item may be "unparsed" or "error"; an
+item a selective summary left to a person (`--abstain-below`, metrics/_selective.py) is "abstained".
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from cejudge_dspy.metrics import language_key, mean_human_score, prediction
 from cejudge_dspy.runs import Record
 from cejudge_dspy.tasks import TaskSpec
 
-OUTCOMES = ("correct", "wrong", "tie", "gold tie", "no gold", "scored", "unparsed", "error")
+OUTCOMES = ("correct", "wrong", "tie", "gold tie", "no gold", "scored", "abstained", "unparsed", "error")
 CSV_COLUMNS = (
     "run",
     "id",
@@ -48,10 +49,13 @@ def gold_value(record: Record, spec: TaskSpec) -> Any:
     return label
 
 
-def outcome(record: Record) -> str:
-    """The item's category in OUTCOMES (see the module docstring)."""
+def outcome(record: Record, abstained: frozenset[str] = frozenset()) -> str:
+    """The item's category in OUTCOMES (see the module docstring); `abstained`: the ids the run's
+    summary left to a person."""
     if record.status in ("unparsed", "error"):
         return record.status
+    if record.id in abstained:
+        return "abstained"
     result = record.result
     if result is None:
         return "error"
@@ -67,7 +71,9 @@ def outcome(record: Record) -> str:
     return "correct" if result.verdict == gold else "wrong"
 
 
-def item_row(record: Record, spec: TaskSpec, run: str = "") -> dict[str, Any]:
+def item_row(
+    record: Record, spec: TaskSpec, run: str = "", abstained: frozenset[str] = frozenset()
+) -> dict[str, Any]:
     """The table's (and the CSV's) row for one record."""
     result = record.result
     orders = {o.order: o.verdict for o in result.orders} if result else {}
@@ -81,7 +87,7 @@ def item_row(record: Record, spec: TaskSpec, run: str = "") -> dict[str, Any]:
         "verdict_AB": orders.get("AB"),
         "verdict_BA": orders.get("BA"),
         "status": record.status,
-        "outcome": outcome(record),
+        "outcome": outcome(record, abstained),
         "error_stage": result.error_stage if result else None,
         "seconds": record.seconds,
         "calls": usage.calls if usage else 0,
@@ -111,8 +117,10 @@ def probability_columns(result: JudgeResult) -> dict[str, Any]:
     return out
 
 
-def item_rows(records: Sequence[Record], spec: TaskSpec, run: str = "") -> list[dict[str, Any]]:
-    return [item_row(r, spec, run) for r in records]
+def item_rows(
+    records: Sequence[Record], spec: TaskSpec, run: str = "", abstained: frozenset[str] = frozenset()
+) -> list[dict[str, Any]]:
+    return [item_row(r, spec, run, abstained) for r in records]
 
 
 def csv_text(rows: Sequence[Mapping[str, Any]]) -> str:

@@ -30,7 +30,7 @@ def page_data(runs: Sequence[ViewRun], *, n_resamples: int = 1000) -> dict[str, 
     items: dict[str, dict[str, Any]] = {}
     out_runs, all_rows = [], []
     for run in runs:
-        rows = item_rows(run.records, run.spec, run.name)
+        rows = item_rows(run.records, run.spec, run.name, run.abstained)
         all_rows += rows
         for r in run.records:
             items.setdefault(r.id, r.item.to_dict())
@@ -71,6 +71,8 @@ def _run_charts(run: ViewRun) -> dict[str, str]:
         drawn["scatter"] = charts.scatter_chart(judge_vs_human(run.records, run.spec), summary, metric)
     if summary.get("dimensions"):
         drawn["dimensions"] = charts.dimension_chart(summary["dimensions"])
+    if (selective := summary.get("selective")) and selective["n"] > selective["n_without_confidence"]:
+        drawn["selective"] = charts.risk_coverage_chart(selective)
     matrix = answer_matrix(run.records)
     if matrix["items"]:
         drawn["answers"] = charts.answer_matrix_chart(matrix)

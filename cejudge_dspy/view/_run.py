@@ -1,11 +1,14 @@
 """One run directory as `cejudge view` reads it, and the run's header.
 
 `load_view_run` summarizes the records afresh, so the page shows the summary of exactly the records it
-lists; `overview` and `decision_rule` are the header above them.
+lists, under the selective-judging threshold the run's summary.json recorded (`--abstain-below` given
+to `cejudge evaluate`; `cejudge view --abstain-below` overrides it); `overview` and `decision_rule` are
+the header above them.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,10 +33,19 @@ class ViewRun:
     last_written: str | None = None
     timing: dict[str, Any] | None = None  # from summary.json: started, finished, wall_seconds, sessions
     dimensions: list[str] = field(default_factory=list)
+    abstained: frozenset[str] = frozenset()  # ids the summary left to a person (`--abstain-below`)
 
 
-def load_view_run(path: Path, *, name: str | None = None, n_resamples: int = 1000) -> ViewRun:
-    """Read a run directory and summarize it afresh (the summary of exactly the records shown)."""
+def load_view_run(
+    path: Path,
+    *,
+    name: str | None = None,
+    n_resamples: int = 1000,
+    abstain_below: float | None = None,
+    confidence: str | None = None,
+) -> ViewRun:
+    """Read a run directory and summarize it afresh (the summary of exactly the records shown), with
+    `abstain_below` and `confidence`, or where None those summary.json recorded."""
     run = read_run(path)  # a torn last line is reported, and its item counted as missing
     config, records = run.config, run.records
     task = config.get("task") or (records[0].task if records else None)
@@ -42,17 +54,45 @@ def load_view_run(path: Path, *, name: str | None = None, n_resamples: int = 100
     spec = load_task(task)
     records = sorted(records, key=lambda r: r.id)
     mtime = (path / RESULTS).stat().st_mtime
+    recorded = _recorded_selective(path / SUMMARY)
+    threshold = abstain_below if abstain_below is not None else recorded.get("abstain_below")
+    summary = summarize(
+        records,
+        spec,
+        n_resamples=n_resamples,
+        missing=run.n_missing or None,
+        abstain_below=threshold,
+        confidence=confidence or recorded.get("confidence") or "auto",
+    )
     return ViewRun(
         name=name or path.resolve().name,
         path=path,
         config=config,
         records=records,
         spec=spec,
-        summary=summarize(records, spec, n_resamples=n_resamples, missing=run.n_missing or None),
+        summary=summary,
         last_written=datetime.fromtimestamp(mtime, tz=timezone.utc).isoformat(timespec="seconds"),
         timing=read_timing(path / SUMMARY),
         dimensions=[d.name for d in spec.dimensions],
+        abstained=frozenset((summary.get("selective") or {}).get("abstained") or ()),
     )
+
+
+def _recorded_selective(path: Path) -> dict[str, Any]:
+    """The threshold and confidence source an existing summary.json recorded (empty when none)."""
+    try:
+        selective = json.loads(path.read_text(encoding="utf-8")).get("selective")
+    except (OSError, ValueError, AttributeError):
+        return {}
+    if not isinstance(selective, dict):
+        return {}
+    threshold = selective.get("abstain_below")
+    source = selective.get("confidence")
+    return {
+        "abstain_below": threshold if isinstance(threshold, int | float) and 0 <= threshold <= 1 else None,
+        # `margin` etc.; `auto` is never written, the chosen source is
+        "confidence": source if source in ("margin", "agreement", "both") else None,
+    }
 
 
 def overview(run: ViewRun) -> dict[str, Any]:
@@ -78,6 +118,8 @@ def overview(run: ViewRun) -> dict[str, Any]:
         "n_unparsed": s["n_unparsed"],
         "n_error": s["n_error"],
         "n_missing": s.get("n_missing", 0),
+        "n_abstained": s.get("n_abstained"),
+        "abstain_below": (s.get("selective") or {}).get("abstain_below"),
         "calls": usage.get("calls", 0),
         "cached": usage.get("cached", 0),
         "prompt_tokens": usage.get("prompt_tokens", 0),

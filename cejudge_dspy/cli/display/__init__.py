@@ -2,7 +2,12 @@
 CLI) that imports rich; everything it shows comes from JudgeResult, summaries and TaskSpec."""
 
 from cejudge_dspy.cli.display._answers import match_answers
-from cejudge_dspy.cli.display._rules import decision_rules_table, reliability_table, tie_band_table
+from cejudge_dspy.cli.display._rules import (
+    decision_rules_table,
+    reliability_table,
+    selective_table,
+    tie_band_table,
+)
 from cejudge_dspy.cli.display._tables import (
     compare_table,
     dimension_tables,
@@ -29,6 +34,7 @@ __all__ = [
     "pointwise_score",
     "probability_line",
     "reliability_table",
+    "selective_table",
     "summary_table",
     "tasks_table",
     "tie_band_table",

@@ -1,5 +1,5 @@
-"""Tables of the decision rules: both rules from one run, the calibration of pairwise confidence, and
-the tie band chosen on a run's items (`cejudge calibrate`)."""
+"""Tables of the decision rules: both rules from one run, the calibration of pairwise confidence, the
+tie band chosen on a run's items (`cejudge calibrate`), and the risk-coverage table of selective judging."""
 
 from __future__ import annotations
 
@@ -105,3 +105,51 @@ def tie_band_table(choice: dict[str, Any]) -> Table:
             "choose on a dev split, confirm on held-out items"
         )
     return table
+
+
+# How each confidence source is measured (metrics/_selective.py), for the table's title.
+_CONFIDENCE_WORDS = {
+    "margin": {"pairwise": "|p(A) - 0.5|", "pointwise": "the probability of the most likely level"},
+    "agreement": {"pairwise": "panel agreement", "pointwise": "panel agreement"},
+    "both": {"pairwise": "agreement x |p(A) - 0.5|", "pointwise": "agreement x p(most likely level)"},
+}
+
+
+def selective_table(selective: dict[str, Any], mode: str, every: int = 2) -> Table:
+    """The risk-coverage table (every `every`-th row of the summary's curve, and the last), AURC in the
+    caption, and what `abstain_below` left to a person."""
+    metric = selective["metric"]
+    words = _CONFIDENCE_WORDS[selective["confidence"]][mode]
+    table = Table(title=f"Selective judging: {metric} on the most confident items (confidence: {words})")
+    cols = ["coverage", "items", "abstain below", metric]
+    if mode == "pairwise":
+        cols.append("oracle")
+    for col in cols:
+        table.add_column(col, justify="right")
+    curve = selective["curve"]
+    for n, row in enumerate(curve):
+        if n % every != every - 1 and n != len(curve) - 1:
+            continue
+        cells = [f"{row['coverage']:.0%}", str(row["n"]), _fmt(row["threshold"]), _fmt(row["value"])]
+        table.add_row(*cells, *([_fmt(row["optimal"])] if mode == "pairwise" else []))
+    table.caption = " · ".join(_selective_caption(selective, mode))
+    return table
+
+
+def _selective_caption(selective: dict[str, Any], mode: str) -> list[str]:
+    parts = [f"{selective['n']} scored items"]
+    if selective["n_without_confidence"]:
+        parts.append(f"{selective['n_without_confidence']} without a confidence (last; n/a threshold)")
+    if mode == "pairwise":
+        parts.append(
+            f"AURC {_fmt(selective.get('aurc'))} (oracle {_fmt(selective.get('optimal_aurc'))}, "
+            f"excess {_fmt(selective.get('excess_aurc'))}; lower is better)"
+        )
+    else:
+        parts.append(f"mean Kendall over coverage {_fmt(selective.get('area'))}")
+    if "abstain_below" in selective:
+        parts.append(
+            f"--abstain-below {selective['abstain_below']:g}: {selective['n_abstained']} items abstained, "
+            f"coverage {_fmt(selective['coverage'])}"
+        )
+    return parts

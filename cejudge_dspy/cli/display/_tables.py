@@ -54,8 +54,9 @@ def _clip(text: str | None, limit: int = 400) -> str:
 def summary_table(summary: dict[str, Any], title: str | None = None) -> Table:
     """The paper-style table: metric per language with its 95% CI, and what each item counted as.
 
-    Per row, `items` = `n` (scored) + `unparsed` + `gold ties` (pairwise only) + `excluded` (errors and
-    items without a gold label); no CI below 5 scored items. Pairwise tables show accuracy and strict
+    Per row, `items` = `n` (scored) + `unparsed` + `gold ties` (pairwise only) + `abstained` (with
+    `--abstain-below` only) + `excluded` (errors and items without a gold label); no CI below 5 scored
+    items. Pairwise tables show accuracy and strict
     accuracy (unparsed counted wrong); the run's headline (strict under `--preset paper`) comes first,
     with the CI. The caption names the pairwise position statistics in words; README.md ("Reading a run
     table") explains each number."""
@@ -84,12 +85,13 @@ class _Layout:
     metric: str
     pairwise: bool
     strict_first: bool
+    abstaining: bool = False  # a selective summary (`--abstain-below`): an `abstained` column
 
     @classmethod
     def of(cls, summary: dict[str, Any]) -> _Layout:
         pairwise = "share_final_A" in summary
         strict_first = pairwise and (summary.get("run") or {}).get("headline") == "strict"
-        return cls(summary["metric"], pairwise, strict_first)
+        return cls(summary["metric"], pairwise, strict_first, "n_abstained" in summary)
 
     @property
     def columns(self) -> list[str]:
@@ -97,7 +99,8 @@ class _Layout:
         heads = ["strict accuracy", "95% CI", "accuracy"] if self.strict_first else [self.metric, "95% CI"]
         if self.pairwise and not self.strict_first:
             heads.append("strict")
-        return ["language", *heads, "items", "n", "unparsed"] + (["gold ties"] if self.pairwise else [])
+        tail = (["gold ties"] if self.pairwise else []) + (["abstained"] if self.abstaining else [])
+        return ["language", *heads, "items", "n", "unparsed", *tail]
 
 
 def _metric_row(name: str, m: dict[str, Any], layout: _Layout) -> tuple[list[str], bool]:
@@ -112,6 +115,8 @@ def _metric_row(name: str, m: dict[str, Any], layout: _Layout) -> tuple[list[str
     cells += [_fmt(c.get("items")), str(m["n"]), _fmt(c.get("unparsed"))]
     if layout.pairwise:
         cells.append(_fmt(c.get("gold_ties")))
+    if layout.abstaining:
+        cells.append(_fmt(c.get("abstained")))
     excluded = c.get("errors", 0) + c.get("no_label", 0) if c else m["n_excluded"]
     return [*cells, str(excluded)], few
 
@@ -146,6 +151,9 @@ def _summary_caption(summary: dict[str, Any], *, pairwise: bool, few: bool) -> l
         f"unparsed {summary['n_unparsed']}",
         f"errors {summary['n_error']}",
     ]
+    if "n_abstained" in summary:  # a selective summary: the items left to a person
+        below = summary["selective"]["abstain_below"]
+        caption.append(f"abstained {summary['n_abstained']} (confidence below {below:g})")
     if few:
         caption.append("no CI below 5 scored items")
     caption += _decision_notes(summary)

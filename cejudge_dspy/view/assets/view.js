@@ -3,7 +3,7 @@
 "use strict";
 
 const DATA = JSON.parse(document.getElementById("cejudge-data").textContent);
-const OUTCOME_ORDER = ["correct", "wrong", "tie", "gold tie", "no gold", "scored", "unparsed", "error"];
+const OUTCOME_ORDER = ["correct", "wrong", "tie", "gold tie", "no gold", "scored", "abstained", "unparsed", "error"];
 const state = { tab: 0, selected: null };
 
 // ---------- small DOM helpers ----------
@@ -68,7 +68,7 @@ function renderRun(main, run) {
   const o = run.overview, s = run.summary;
   const facts = [
     ["task", `${o.task} (${o.mode}, metric: ${o.metric})`], ["method", o.method], ["backbone", o.backbone],
-    ["program", o.program], ["decision rule", decisionText(o.decision)], ["items", `${o.n_items} · ok ${o.n_ok} · unparsed ${o.n_unparsed} · errors ${o.n_error}` + (o.n_missing ? ` · missing ${o.n_missing}` : "")],
+    ["program", o.program], ["decision rule", decisionText(o.decision)], ["items", `${o.n_items} · ok ${o.n_ok} · unparsed ${o.n_unparsed} · errors ${o.n_error}` + (o.n_missing ? ` · missing ${o.n_missing}` : "") + (o.n_abstained !== null && o.n_abstained !== undefined ? ` · abstained ${o.n_abstained} (confidence below ${o.abstain_below})` : "")],
     ["LM calls", `${int(o.calls)} (${int(o.cached)} cached)`],
     ["tokens", `${int(o.prompt_tokens)} prompt · ${int(o.completion_tokens)} completion`],
     ["item time (sum)", `${fmt(o.item_seconds, 1)} s`],
@@ -127,6 +127,9 @@ function statCards(run) {
       cards.push(stat("calibration error (ECE)", fmt(cal.ece), `${cal.n} items · best tie band here ${fmt(band.tie_band, 2)}`));
     }
   }
+  const sel = s.selective;
+  if (sel && sel.aurc !== undefined && sel.n > sel.n_without_confidence) cards.push(stat("AURC (selective judging)", fmt(sel.aurc), `oracle ${fmt(sel.optimal_aurc)} · excess ${fmt(sel.excess_aurc)} · confidence: ${sel.confidence}`));
+  if (o.n_abstained !== null && o.n_abstained !== undefined) cards.push(stat("abstained", String(o.n_abstained), `confidence below ${o.abstain_below}: left to a person, excluded from metrics`, o.n_abstained ? "warn" : ""));
   cards.push(stat("unparsed", String(o.n_unparsed), "excluded from metrics", o.n_unparsed ? "warn" : ""));
   cards.push(stat("errors", String(o.n_error), "rerun resumes these", o.n_error ? "bad" : ""));
   return cards;

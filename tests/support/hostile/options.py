@@ -34,6 +34,9 @@ def _evaluate_options() -> list[list[str]]:
         ["--repeat-penalty", "inf"],
         ["--max-tokens", "-5"],
         ["--concurrency", "-1"],
+        ["--abstain-below", "nan"],
+        ["--abstain-below", "-0.1"],
+        ["--abstain-below", "1.5"],
     ]
     ray = [
         ["--ray", "127.0.0.1:1"],
@@ -66,19 +69,24 @@ def _config(text: str) -> Case:
     return Case(f"option: --config {text.strip()}", argv)
 
 
-def _calibrate(bins: str) -> Case:
+def _calibrate(bins: str, flag: str = "--bins") -> Case:
     def argv(d: Path) -> list[str]:
         (d / "dev").mkdir()
-        return ["calibrate", str(d / "dev"), "--bins", bins]
+        return ["calibrate", str(d / "dev"), flag, bins]
 
-    return Case(f"option: calibrate --bins {bins}", argv)
+    return Case(f"option: calibrate {flag} {bins}", argv)
 
 
 def CASES() -> list[Case]:  # noqa: N802 - the same name as bad_inputs.CASES
     cases = [Case(f"option: {' '.join(o)}", evaluate(*o)) for o in _evaluate_options()]
     cases += [_out("file"), _out("under a file"), _out("device")]
     cases += [_config("tie_band = nan\n"), _config("tie_band = inf\n"), _config("grade_margin = 2.0\n")]
-    cases += [_calibrate("100000000"), _calibrate("101"), _calibrate("-1")]
+    cases += [
+        _calibrate("100000000"),
+        _calibrate("101"),
+        _calibrate("-1"),
+        _calibrate("inf", "--abstain-below"),
+    ]
     cases += [
         Case(
             "option: --lm openai/x, no key",
