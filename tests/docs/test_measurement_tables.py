@@ -1,0 +1,114 @@
+"""A benchmark's `--record` appends a dated entry of data to its JSON file, and the measurement page's hook
+(docs/hooks/measurement_tables.py) renders it, newest first: the page's tables come from the data."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import re
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from benchmarks import bench_cli_start, record
+from tests import support
+
+DOCS = support.REPO / "docs"
+
+
+def _hook() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "measurement_tables_hook", DOCS / "hooks" / "measurement_tables.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+HOOK = _hook()
+FAKE = {
+    "python -c pass": [0.10, 0.12, 0.11],
+    "cejudge --help": [0.80, 0.90, 0.85],
+    "cejudge tasks": [0.60, 0.70, 0.65],
+    "cejudge evaluate --help": [0.90, 0.95, 0.99],
+}
+
+
+def _args(path: Path, *argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    record.add_record_argument(parser, "bench_cli_start")
+    return parser.parse_args(["--record", str(path), *argv])
+
+
+def test_a_recorded_run_is_a_dated_entry_of_data(tmp_path: Path) -> None:
+    path = tmp_path / "data" / "bench_cli_start.json"
+    args = _args(path, "--note", "a fake run")
+    argv = ["--runs", "3", "--record", str(path)]
+    assert record.record(args, "bench_cli_start", [bench_cli_start.table(FAKE)], argv) == path
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["benchmark"] == "bench_cli_start" and data["schema"] == record.SCHEMA
+    (entry,) = data["entries"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", entry["date"])
+    assert entry["command"] == f"python -m benchmarks.bench_cli_start --runs 3 --record {path}"
+    assert entry["note"] == "a fake run"
+    assert entry["host"]["cores"] and entry["host"]["cpu"] and len(entry["host"]["load_average"]) == 3
+    assert entry["versions"]["python"] and "dspy" in entry["versions"] and "llama_cpp" in entry["versions"]
+    assert re.fullmatch(r"[0-9a-f]{7,}( \(dirty\))?", entry["commit"])
+    (table,) = entry["tables"]
+    assert table["columns"][0] == "command" and len(table["rows"]) == 4
+    assert table["rows"][1] == ["`cejudge --help`", 0.85, 0.80, 0.90, pytest.approx(0.85 / 0.11)]  # numbers
+
+
+def test_the_hook_renders_the_recorded_entry_newest_first(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    path = docs / "measurements" / "data" / "bench_cli_start.json"
+    args = _args(path)
+    record.record(args, "bench_cli_start", [bench_cli_start.table(FAKE)], ["--runs", "3"])
+    data = json.loads(path.read_text(encoding="utf-8"))
+    older = {**data["entries"][0], "date": "2020-01-01T00:00:00Z", "note": "the older one"}
+    data["entries"].insert(0, older)  # appended out of order: the page still shows the newest first
+    path.write_text(json.dumps(data), encoding="utf-8")
+    page = "# Title\n\n<!-- measurements: bench_cli_start level=3 -->\n\nProse after.\n"
+    out = HOOK.include(page, docs, "measurements/cli-start.md")
+    assert "<!-- measurements" not in out and out.endswith("Prose after.\n")
+    newest = HOOK.when(data["entries"][1]["date"])
+    assert out.index(f"### {newest}") < out.index("### 2020-01-01 00:00 UTC") < out.index("the older one")
+    assert "| `cejudge --help` | 0.850 | 0.800 | 0.900 | 7.7x |" in out
+    assert "|---|---:|---:|---:|---:|" in out  # numeric columns right-aligned
+    assert "Command: `python -m benchmarks.bench_cli_start --runs 3`" in out
+    assert "[bench_cli_start.json](data/bench_cli_start.json)" in out
+
+
+def test_a_marker_without_its_data_fails_the_build(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="no measurements for 'nothing'"):
+        HOOK.include("<!-- measurements: nothing -->", tmp_path, "measurements/x.md")
+
+
+def test_without_record_nothing_is_written(tmp_path: Path) -> None:
+    parser = argparse.ArgumentParser()
+    record.add_record_argument(parser, "bench_cli_start")
+    assert record.record(parser.parse_args([]), "bench_cli_start", [bench_cli_start.table(FAKE)]) is None
+    assert parser.parse_args(["--record"]).record == str(record.DATA / "bench_cli_start.json")
+
+
+def test_a_table_refuses_a_row_of_the_wrong_width() -> None:
+    with pytest.raises(ValueError, match="2 cells for 3 columns"):
+        record.Table(["a", "b", "c"], [[1, 2]])
+
+
+def test_every_marker_of_the_site_has_its_data_and_every_data_file_a_page() -> None:
+    marked = set()
+    for page in (DOCS / "measurements").glob("*.md"):
+        text = page.read_text(encoding="utf-8")
+        marked |= {m.group(1) for m in HOOK.MARKER.finditer(text)}
+        HOOK.include(text, DOCS, f"measurements/{page.name}")  # every marker resolves and renders
+    files = {p.stem for p in (DOCS / "measurements" / "data").glob("*.json")}
+    assert marked == files
+    for bench in files:
+        data = json.loads((DOCS / "measurements" / "data" / f"{bench}.json").read_text(encoding="utf-8"))
+        assert data["benchmark"] == bench and data["entries"]
+        for entry in data["entries"]:
+            assert entry["date"] and entry["command"] and entry["tables"], f"{bench}: {entry['date']}"
