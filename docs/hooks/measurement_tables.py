@@ -103,6 +103,9 @@ def render_entry(entry: dict[str, Any], level: int = 2) -> str:
 def render(data: dict[str, Any], level: int = 2) -> str:
     """Every entry, newest first (ISO dates sort as text)."""
     entries = sorted(data.get("entries", []), key=lambda e: e["date"], reverse=True)
+    if not entries:
+        bench = data["benchmark"]
+        return f"*Nothing recorded yet: `python -m benchmarks.{bench} --record` adds the first entry.*\n"
     return "\n".join(render_entry(e, level) for e in entries)
 
 

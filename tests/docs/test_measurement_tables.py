@@ -12,7 +12,7 @@ from types import ModuleType
 
 import pytest
 
-from benchmarks import bench_cli_start, record
+from benchmarks import bench_cli_start, bench_long_item, record
 from tests import support
 
 DOCS = support.REPO / "docs"
@@ -82,6 +82,40 @@ def test_the_hook_renders_the_recorded_entry_newest_first(tmp_path: Path) -> Non
     assert "[bench_cli_start.json](data/bench_cli_start.json)" in out
 
 
+def test_bench_long_item_records_seconds_calls_and_tokens(tmp_path: Path) -> None:
+    """The long-item benchmark's figures (a fake measurement) become a row the page renders."""
+    row = {"id": "x/1", "prompt": "p" * 100, "response_a": "a" * 500, "response_b": "b" * 600, "label": "A"}
+    measured = {"wall": 61.234, "seconds": 55.5, "status": "ok", "calls": 12, "prompt_tokens": 11343,
+                "completion_tokens": 700, "verdict": "A"}  # fmt: skip
+    docs = tmp_path / "docs"
+    path = docs / "measurements" / "data" / "bench_long_item.json"
+    parser = argparse.ArgumentParser()
+    record.add_record_argument(parser, "bench_long_item")
+    args = parser.parse_args(["--record", str(path)])
+    record.record(args, "bench_long_item", [bench_long_item.table(row, "embedded", measured)], ["--record"])
+    (entry,) = json.loads(path.read_text(encoding="utf-8"))["entries"]
+    expected = ["`x/1`", "`embedded`", "100 / 500 / 600", 61.234, 55.5, 12, 11343, 700, "A (gold A)"]
+    assert entry["tables"][0]["rows"] == [expected]  # the numbers as data, formatted only on the page
+    out = HOOK.include("<!-- measurements: bench_long_item -->", docs, "measurements/embedded-long-items.md")
+    assert "| `x/1` | `embedded` | 100 / 500 / 600 | 61.2 | 55.5 | 12 | 11,343 | 700 | A (gold A) |" in out
+
+
+def test_bench_long_item_picks_a_paragraph_length_labelled_pair() -> None:
+    def pair(i: str, a: int, b: int, label: str = "A") -> dict[str, str]:
+        return {"id": i, "prompt": "p" * 100, "response_a": "a" * a, "response_b": "b" * b, "label": label}
+
+    rows = [
+        pair("short-b", 1900, 20),
+        pair("tie", 950, 950, "tie"),
+        pair("para", 500, 700),
+        pair("long", 2000, 2000),
+    ]
+    assert (
+        bench_long_item.pick(rows, 2000, None)["id"] == "para"
+    )  # the others: a short response, a gold tie, far
+    assert bench_long_item.pick(rows, 2000, "long")["id"] == "long"
+
+
 def test_a_marker_without_its_data_fails_the_build(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="no measurements for 'nothing'"):
         HOOK.include("<!-- measurements: nothing -->", tmp_path, "measurements/x.md")
@@ -109,6 +143,6 @@ def test_every_marker_of_the_site_has_its_data_and_every_data_file_a_page() -> N
     assert marked == files
     for bench in files:
         data = json.loads((DOCS / "measurements" / "data" / f"{bench}.json").read_text(encoding="utf-8"))
-        assert data["benchmark"] == bench and data["entries"]
+        assert data["benchmark"] == bench
         for entry in data["entries"]:
             assert entry["date"] and entry["command"] and entry["tables"], f"{bench}: {entry['date']}"
