@@ -16,9 +16,11 @@ the docs; `--record FILE` writes elsewhere.
 An entry: `date` (UTC, ISO 8601), `host` (CPU model, cores, load average at the end of the run, platform),
 `versions` (Python, DSPy, llama-cpp-python), `commit` (short hash, `dirty` when the tree had changes),
 `command` (exactly as run), `note` (optional markdown) and `tables`: each a `title`, `columns`,
-`formats` (one per column: a `str.format` template for numbers, "" as is) and `rows` (lists of numbers,
-strings or null). Entries copied from pages written by hand carry what those pages said, in `host` as
-`description` and a `source` note.
+`formats` (one per column: a `str.format` template for numbers, "" as is; a list of numbers, such as a
+CI's two ends, is one cell its template formats together), `align` (optional: "l" or "r" per column) and
+`rows` (lists of numbers, strings or null). An entry may also carry a `title` (after the date in its
+heading). Entries copied from pages written by hand carry what those pages said: the host as
+`description`, and a `source` sentence saying so.
 
 Only the standard library here: `bench_cli_start` must not import DSPy to record.
 """
@@ -42,7 +44,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "docs" / "measurements" / "data"
 SCHEMA = 1
-Cell = int | float | str | None
+# A list is one cell of several numbers (a CI's two ends) that its column's template formats together.
+Cell = int | float | str | None | list[float | None]
 
 
 @dataclass
@@ -53,6 +56,7 @@ class Table:
     rows: list[list[Cell]]
     formats: list[str] = field(default_factory=list)
     title: str = ""
+    align: str = ""  # "l"/"r" per column; "" lets the page right-align the columns that hold numbers
 
     def __post_init__(self) -> None:
         self.formats = self.formats or [""] * len(self.columns)

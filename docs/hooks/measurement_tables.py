@@ -22,9 +22,13 @@ DATA = "measurements/data"
 
 
 def _cell(value: Any, template: str) -> str:
-    if value is None:
+    """A number through its column's template (`{:.3f}`), a list of numbers through one with as many
+    fields (`[{:.3f}, {:.3f}]` for a CI); a list holding a null, or a null, is an empty cell."""
+    if value is None or isinstance(value, list) and None in value:
         return ""
-    if template and isinstance(value, (int, float)) and not isinstance(value, bool):
+    if template and isinstance(value, list):
+        value = template.format(*value)
+    elif template and _is_number(value):
         value = template.format(value)
     return " ".join(str(value).split()).replace("|", "\\|")
 
