@@ -17,7 +17,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-MARKER = re.compile(r"<!-- measurements: ([\w.-]+)((?: \w+=\S+)*) -->")
+# On a line of its own, so a page can name the marker in code (contributing-docs.md does).
+MARKER = re.compile(r"^<!-- measurements: ([\w.-]+)((?: \w+=\S+)*) -->$", re.M)
 DATA = "measurements/data"
 
 

@@ -119,6 +119,8 @@ def test_bench_long_item_picks_a_paragraph_length_labelled_pair() -> None:
 def test_a_marker_without_its_data_fails_the_build(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="no measurements for 'nothing'"):
         HOOK.include("<!-- measurements: nothing -->", tmp_path, "measurements/x.md")
+    named = "Write `<!-- measurements: nothing -->` on a line of its own."  # named in prose: left alone
+    assert HOOK.include(named, tmp_path, "contributing-docs.md") == named
 
 
 def test_without_record_nothing_is_written(tmp_path: Path) -> None:
@@ -135,10 +137,10 @@ def test_a_table_refuses_a_row_of_the_wrong_width() -> None:
 
 def test_every_marker_of_the_site_has_its_data_and_every_data_file_a_page() -> None:
     marked = set()
-    for page in (DOCS / "measurements").glob("*.md"):
+    for page in DOCS.rglob("*.md"):
         text = page.read_text(encoding="utf-8")
         marked |= {m.group(1) for m in HOOK.MARKER.finditer(text)}
-        HOOK.include(text, DOCS, f"measurements/{page.name}")  # every marker resolves and renders
+        HOOK.include(text, DOCS, page.relative_to(DOCS).as_posix())  # every marker resolves and renders
     files = {p.stem for p in (DOCS / "measurements" / "data").glob("*.json")}
     assert marked == files
     for bench in files:
