@@ -125,9 +125,12 @@ def versions() -> dict[str, str | None]:
 
 
 def command(module: str, argv: Sequence[str] | None) -> str:
-    """The command as run: `python -m MODULE ARGS` (argv: the benchmark's arguments; None: sys.argv's)."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    return shlex.join(["python", "-m", module, *args])
+    """The command as run: this process's own command line (`python -m MODULE ...` or
+    `python PATH ...`, the interpreter's path shortened to `python`) when `argv` is its arguments (or
+    None); else, for a call from Python, `python -m MODULE ARGV`."""
+    if argv is None or list(argv) == sys.argv[1:]:
+        return shlex.join(["python", *sys.orig_argv[1:]])
+    return shlex.join(["python", "-m", module, *argv])
 
 
 def entry(module: str, argv: Sequence[str] | None, tables: Sequence[Table], note: str = "") -> dict[str, Any]:
@@ -158,11 +161,16 @@ def append(path: Path | str, bench: str, new: dict[str, Any]) -> Path:
 
 
 def record(
-    args: argparse.Namespace, bench: str, tables: Sequence[Table], argv: Sequence[str] | None = None
+    args: argparse.Namespace,
+    bench: str,
+    tables: Sequence[Table],
+    argv: Sequence[str] | None = None,
+    module: str | None = None,
 ) -> Path | None:
-    """With `--record`, append this run's entry to its file and say so on stderr; else nothing."""
+    """With `--record`, append this run's entry to its file and say so on stderr; else nothing.
+    `module`: what `python -m` runs (default `benchmarks.BENCH`)."""
     if not getattr(args, "record", None):
         return None
-    path = append(args.record, bench, entry(f"benchmarks.{bench}", argv, tables, args.note))
+    path = append(args.record, bench, entry(module or f"benchmarks.{bench}", argv, tables, args.note))
     print(f"recorded: {path}", file=sys.stderr)
     return path

@@ -13,6 +13,7 @@ from types import ModuleType
 import pytest
 
 from benchmarks import bench_cli_start, bench_long_item, record
+from benchmarks.obvious import run as obvious
 from tests import support
 
 DOCS = support.REPO / "docs"
@@ -114,6 +115,37 @@ def test_bench_long_item_picks_a_paragraph_length_labelled_pair() -> None:
         bench_long_item.pick(rows, 2000, None)["id"] == "para"
     )  # the others: a short response, a gold tie, far
     assert bench_long_item.pick(rows, 2000, "long")["id"] == "long"
+
+
+def test_the_obvious_benchmark_records_its_figures_as_ratios_with_their_counts(tmp_path: Path) -> None:
+    def row(i: int, label: str, ab: str | None, ba: str | None) -> dict[str, object]:
+        return {"id": str(i), "status": "ok", "language": "de", "response_language": None,
+                "kind": "arithmetic", "label": label, "verdict": ab, "score": None, "ab": ab, "ba": ba,
+                "order_free": False, "orders": ["AB", "BA"], "shown": [ab, ba], "seconds": 2.0,
+                "calls": 11}  # fmt: skip
+
+    rows = [row(1, "A", "A", "A"), row(2, "B", "B", "A"), row(3, "A", "B", "B")]
+    tables = obvious.pairwise_tables(obvious.report("pairwise", rows), "obvious pairwise · fake")
+    path = tmp_path / "docs" / "measurements" / "data" / "obvious.json"
+    parser = argparse.ArgumentParser()
+    record.add_record_argument(parser, "obvious")
+    record.record(
+        parser.parse_args(["--record", str(path)]), "obvious", tables, [], module="benchmarks.obvious.run"
+    )
+    (entry,) = json.loads(path.read_text(encoding="utf-8"))["entries"]
+    assert entry["command"] == "python -m benchmarks.obvious.run"
+    overall = entry["tables"][0]["rows"][0]
+    assert overall[:4] == [
+        3,
+        [2 / 3, 2, 3],
+        [1 / 3, 1, 3],
+        [1 / 3, 1, 3],
+    ]  # n, then A/B, B/A, both: [value, k, n]
+    out = HOOK.include("<!-- measurements: obvious -->", tmp_path / "docs", "measurements/x.md")
+    assert "| 3 | 0.667 (2/3) | 0.333 (1/3) | 0.333 (1/3) |" in out
+    assert (
+        "| de | 3 | 0.67 | 0.33 | 0.33 | 0.67 | 0 | 0 | 0 |" in out
+    )  # by language: position consistency 2/3
 
 
 def test_a_marker_without_its_data_fails_the_build(tmp_path: Path) -> None:
