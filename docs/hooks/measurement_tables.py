@@ -3,7 +3,9 @@
 A page holds the marker `<!-- measurements: BENCH -->` (optionally `<!-- measurements: BENCH level=3 -->`
 for the entries' heading level, 2 by default); `on_page_markdown` replaces it with one section per entry of
 docs/measurements/data/BENCH.json, newest first: its date as the heading, the command, the commit, the host
-and versions, the entry's note, and its tables. The benchmarks append those entries (`--record`,
+and versions, the entry's note, and its tables. `<!-- measurements: BENCH id=ID -->` renders the one entry
+with that `id`, without a heading, inside a section of the page's own prose (an old run and its reading);
+the page's list markers then leave it out. The benchmarks append those entries (`--record`,
 benchmarks/record.py, which documents the format), so a page's tables are the measured data, never a
 hand copy. tests/docs/test_measurement_tables.py checks a recorded entry renders here.
 """
@@ -76,9 +78,9 @@ def _host(entry: dict[str, Any]) -> str:
 
 
 def render_entry(entry: dict[str, Any], level: int = 2) -> str:
-    """One entry: heading (date and title), the facts, the note, the tables."""
+    """One entry: heading (date and title; none at level 0), the facts, the note, the tables."""
     heading = when(entry["date"]) + (f": {entry['title']}" if entry.get("title") else "")
-    out = [f"{'#' * level} {heading}\n"]
+    out = [f"{'#' * level} {heading}\n"] if level else []
     commands = entry.get("command")
     commands = commands if isinstance(commands, list) else [commands] if commands else []
     facts = []
@@ -105,9 +107,11 @@ def render_entry(entry: dict[str, Any], level: int = 2) -> str:
     return "\n".join(out)
 
 
-def render(data: dict[str, Any], level: int = 2) -> str:
-    """Every entry, newest first (ISO dates sort as text)."""
-    entries = sorted(data.get("entries", []), key=lambda e: e["date"], reverse=True)
+def render(data: dict[str, Any], level: int = 2, shown_elsewhere: frozenset[str] = frozenset()) -> str:
+    """Every entry but those shown by their id elsewhere on the page, newest first (ISO dates sort as
+    text)."""
+    entries = [e for e in data.get("entries", []) if e.get("id") not in shown_elsewhere]
+    entries.sort(key=lambda e: e["date"], reverse=True)
     if not entries:
         bench = data["benchmark"]
         return f"*Nothing recorded yet: `python -m benchmarks.{bench} --record` adds the first entry.*\n"
@@ -116,6 +120,9 @@ def render(data: dict[str, Any], level: int = 2) -> str:
 
 def include(markdown: str, docs_dir: Path, page_uri: str) -> str:
     """`markdown` with every marker replaced by its benchmark's entries and a link to the data file."""
+    claimed = {
+        (m.group(1), o[3:]) for m in MARKER.finditer(markdown) for o in m.group(2).split() if o[:3] == "id="
+    }
 
     def replace(match: re.Match[str]) -> str:
         bench, options = match.group(1), dict(o.split("=", 1) for o in match.group(2).split())
@@ -124,7 +131,15 @@ def include(markdown: str, docs_dir: Path, page_uri: str) -> str:
             raise ValueError(f"{page_uri}: no measurements for {bench!r} ({path} is missing)")
         data = json.loads(path.read_text(encoding="utf-8"))
         link = os.path.relpath(f"{DATA}/{bench}.json", os.path.dirname(page_uri) or ".")
-        body = render(data, int(options.get("level", 2)))
+        if "id" in options:
+            found = [e for e in data.get("entries", []) if e.get("id") == options["id"]]
+            if len(found) != 1:
+                raise ValueError(
+                    f"{page_uri}: {len(found)} entries of {bench!r} have the id {options['id']!r}"
+                )
+            return f"{render_entry(found[0], 0)}\nData: [{bench}.json]({link}), id `{options['id']}`.\n"
+        mine = frozenset(i for b, i in claimed if b == bench)
+        body = render(data, int(options.get("level", 2)), mine)
         return f"{body}\nThe entries above are [{bench}.json]({link}), newest first.\n"
 
     return MARKER.sub(replace, markdown)

@@ -174,6 +174,27 @@ def test_bench_embedded_records_items_stages_and_judgments() -> None:
     assert "| pairwise (both orders) | after | 200.0 | 50.0 | 4.00x | 1 |" in rendered
 
 
+def test_an_id_marker_shows_one_entry_in_place_and_the_list_leaves_it_out(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    path = docs / "measurements" / "data" / "bench_cli_start.json"
+    table = record.Table(["a"], [[1]])
+    old = {**record.entry("benchmarks.bench_cli_start", [], [table]), "id": "old-run", "note": "the old one"}
+    record.append(path, "bench_cli_start", old)
+    record.append(
+        path, "bench_cli_start", record.entry("benchmarks.bench_cli_start", [], [table], "a new one")
+    )
+    page = (
+        "<!-- measurements: bench_cli_start -->\n\n## An old run\n\n"
+        "<!-- measurements: bench_cli_start id=old-run -->\n"
+    )
+    out = HOOK.include(page, docs, "measurements/x.md")
+    listed, _, in_place = out.partition("## An old run")
+    assert "a new one" in listed and "the old one" not in listed
+    assert "the old one" in in_place and "id `old-run`" in in_place and "## " not in in_place  # no heading
+    with pytest.raises(ValueError, match="0 entries of 'bench_cli_start' have the id 'gone'"):
+        HOOK.include("<!-- measurements: bench_cli_start id=gone -->", docs, "measurements/x.md")
+
+
 def test_a_marker_without_its_data_fails_the_build(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="no measurements for 'nothing'"):
         HOOK.include("<!-- measurements: nothing -->", tmp_path, "measurements/x.md")
