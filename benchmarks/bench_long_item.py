@@ -5,7 +5,8 @@
     python -m benchmarks.bench_long_item --id llmbar/natural/12 --record
     python -m benchmarks.bench_long_item --lm simulated:0     # the machinery only, in seconds
 
-The pair comes from ../shared/data/pairwise_en_dev.jsonl (real instructions and responses, gold A or B):
+The pair comes from ../shared/data/pairwise_en_dev.jsonl (`--data`: real instructions and responses, gold
+A or B):
 of the pairs whose responses are each at least `--min-response` characters (a paragraph), the one whose
 instruction and two responses together are nearest `--chars` characters (ties: the first in the file), or
 the one `--id` names. It is judged as a user would: one fresh `cejudge evaluate` process on
@@ -45,7 +46,7 @@ def pick(rows: Sequence[dict[str, Any]], chars: int, item_id: str | None, least:
         for row in rows:
             if row["id"] == item_id:
                 return row
-        raise SystemExit(f"error: {DATA}: no item with id {item_id!r}")
+        raise SystemExit(f"error: no item with id {item_id!r} in the data")
     labelled = [
         r
         for r in rows
@@ -53,7 +54,7 @@ def pick(rows: Sequence[dict[str, Any]], chars: int, item_id: str | None, least:
         and min(len(r["response_a"]), len(r["response_b"])) >= least
     ]
     if not labelled:
-        raise SystemExit(f"error: {DATA}: no labelled pair whose responses both have {least} characters")
+        raise SystemExit(f"error: no labelled pair in the data whose responses both have {least} characters")
     return min(labelled, key=lambda r: abs(length(r) - chars))
 
 
@@ -119,14 +120,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--lm", default="embedded", help="backbone, as for cejudge (default: embedded)")
     p.add_argument("--chars", type=int, default=2000, help="pick the pair nearest this many characters")
+    p.add_argument("--data", type=Path, default=DATA, help="pairwise JSONL file (default: %(default)s)")
     p.add_argument("--min-response", type=int, default=400, help="least characters of each response")
     p.add_argument("--id", help="judge this item of the file instead")
     add_record_argument(p, "bench_long_item")
     args = p.parse_args(argv)
-    if not DATA.exists():
-        print(f"error: {DATA} is missing (the shared data folder beside the checkout)", file=sys.stderr)
+    if not args.data.exists():
+        print(f"error: {args.data} is missing (the shared data folder beside the checkout)", file=sys.stderr)
         return 2
-    rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [json.loads(line) for line in args.data.read_text(encoding="utf-8").splitlines() if line.strip()]
     row = pick(rows, args.chars, args.id, args.min_response)
     with tempfile.TemporaryDirectory(prefix="cejudge-long-item-") as tmp:
         measured = judge(row, args.lm, Path(tmp))
