@@ -3,9 +3,9 @@
 The page's source holds the marker `<!-- cli-reference -->`; `on_page_markdown` replaces it with one
 section per command (`cejudge judge`, `cejudge checklist`, ...): its help, its usage line and a table per
 argument group of every flag with its metavar, default, choices and help. Every flag's name is a link to
-itself with a stable anchor, the command's words after `cejudge` and the flag's long name
-(`#evaluate--lm`, `#checklist-build--out`; a positional: `#view-runs`), so a page or an issue can link
-to one flag (`reference/cli.md#evaluate--lm`). The text comes from
+itself with a stable anchor, the command's words after `cejudge` and the flag's long name (`#evaluate--lm`;
+`#judge--reference` for `--reference, --no-reference`; a positional: `#view-runs`), so a page or an issue
+can link to one flag (`reference/cli.md#evaluate--lm`). The text comes from
 `cejudge_dspy.cli._app.build_parser()`, so the page cannot drift from the CLI;
 tests/docs/test_cli_reference.py checks the rendered text against the parsers.
 """
@@ -47,15 +47,21 @@ def _cell(text: str) -> str:
 
 
 def anchor(words: tuple[str, ...], action: argparse.Action) -> str:
-    """The flag's stable anchor: `evaluate--lm` (the longest option string), `view-runs` (a positional).
+    """The flag's stable anchor: `evaluate--lm` (its first long option), `view-runs` (a positional).
 
     The command's words leave out `cejudge`, so no anchor collides with a section's heading
-    (`cejudge-evaluate`); the longest option string is the long name, which a short alias never changes.
+    (`cejudge-evaluate`); the first long option is the flag's name (`--out` of `-o, --out`, `--reference`
+    of `--reference, --no-reference`), which a short alias or a negation added later never changes.
     """
     command = "-".join(words[1:])
     if action.option_strings:
-        return command + max(action.option_strings, key=len)
+        return command + long_name(action)
     return f"{command}-{action.dest}"
+
+
+def long_name(action: argparse.Action) -> str:
+    """The first `--` option of a flag, else its first option (`-v` alone)."""
+    return next((o for o in action.option_strings if o.startswith("--")), action.option_strings[0])
 
 
 def _names(action: argparse.Action, words: tuple[str, ...] = ("cejudge",)) -> str:
