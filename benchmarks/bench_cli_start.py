@@ -4,9 +4,11 @@ beside `python -c pass` (the interpreter's own start), and each one's ratio to i
 
     python -m benchmarks.bench_cli_start             # 5 runs of each, median with min and max
     python -m benchmarks.bench_cli_start --runs 11
+    python -m benchmarks.bench_cli_start --record   # append the table to docs/measurements/data/
 
 Runs are interleaved (one of each command per round), so a load that comes and goes on a shared machine
-falls on all of them alike. The figures go to docs/measurements/cli-start.md with the date and the host.
+falls on all of them alike. `--record` appends the table, dated, with the host and versions, to
+docs/measurements/data/bench_cli_start.json, which docs/measurements/cli-start.md shows (record.py).
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from datetime import datetime, timezone
+
+from benchmarks.record import Table, add_record_argument, record
 
 COMMANDS = {
     "python -c pass": [sys.executable, "-c", "pass"],
@@ -34,9 +39,25 @@ def wall_time(argv: list[str]) -> float:
     return time.perf_counter() - started
 
 
-def main(argv: list[str] | None = None) -> int:
+def table(times: dict[str, list[float]]) -> Table:
+    """Median, min, max per command and the median's ratio to `python -c pass`'s."""
+    base = statistics.median(times["python -c pass"])
+    rows: list[list[float | str | None]] = []
+    for name, values in times.items():
+        median = statistics.median(values)
+        rows.append([f"`{name}`", median, min(values), max(values), median / base])
+    return Table(
+        ["command", "median (s)", "min (s)", "max (s)", "median / python -c pass"],
+        rows,
+        ["", "{:.3f}", "{:.3f}", "{:.3f}", "{:.1f}x"],
+        f"n = {len(times['python -c pass'])} runs of each, interleaved; wall time of a fresh process",
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="runs of each command (default 5)")
+    add_record_argument(parser, "bench_cli_start")
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error("--runs must be at least 1")
@@ -46,16 +67,16 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(args.runs):
         for name, command in COMMANDS.items():
             times[name].append(wall_time(command))
-    base = statistics.median(times["python -c pass"])
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     host = f"{platform.node()} · {platform.machine()} · {os.cpu_count()} CPUs"
     print(f"{when} · {host} · Python {platform.python_version()}")
-    print(f"n = {args.runs} runs of each, interleaved; wall time of a fresh process\n")
+    result = table(times)
+    print(f"{result.title}\n")
     print("| command | median (s) | min (s) | max (s) | median / python -c pass |")
     print("|---|---:|---:|---:|---:|")
-    for name, values in times.items():
-        median = statistics.median(values)
-        print(f"| `{name}` | {median:.3f} | {min(values):.3f} | {max(values):.3f} | {median / base:.1f}x |")
+    for name, median, low, high, ratio in result.rows:
+        print(f"| {name} | {median:.3f} | {low:.3f} | {high:.3f} | {ratio:.1f}x |")
+    record(args, "bench_cli_start", [result], argv)
     return 0
 
 

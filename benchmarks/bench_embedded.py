@@ -31,6 +31,9 @@ prefix (`make_lm`'s keyword arguments, e.g. `lm.draft=true`), judged in the same
 Printed: per configuration and stage, calls, prompt tokens, prompt tokens llama.cpp actually
 evaluated (the rest came from a reused prefix), output tokens and seconds; per item, seconds and
 calls; the speed-up per pairwise and per pointwise judgment; and how many verdicts and scores changed.
+`--record` appends the same as tables (items, stages, judgments, and with `--concurrency` the groups),
+dated, with the host and versions, to docs/measurements/data/bench_embedded.json, which
+docs/measurements/bench-embedded.md shows (record.py).
 """
 
 from __future__ import annotations
@@ -42,12 +45,14 @@ import os
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import dspy
 
 from benchmarks.bench_together import report_together, run_together
+from benchmarks.record import Cell, Table, add_record_argument, record
 from cejudge_dspy.backbones import make_lm, preferred_adapter
 from cejudge_dspy.backbones._simulated_answers import stage_of as simulated_stage
 from cejudge_dspy.judges import build_program
@@ -172,14 +177,14 @@ def run(
                     judge_fresh(programs[name], WARM_UP[task], cfg["lm"])
         for item in items:
             for name, cfg in configs.items():
-                pred, seconds, log = judge_fresh(programs[name], item, cfg["lm"])
+                pred, seconds, log, drafts = judge_fresh(programs[name], item, cfg["lm"])
                 calls[name] += log
                 result = pred.result
                 rows.append(
                     {"config": name, "task": task, "id": item["id"], "label": item["label"],
                      "seconds": seconds, "calls": len(log), "status": result.status,
                      "verdict": result.verdict, "score": result.score,
-                     "argmax": result.argmax.verdict if result.argmax else None}
+                     "argmax": result.argmax.verdict if result.argmax else None, "drafts": drafts}
                 )  # fmt: skip
                 print(
                     f"{name[:16]:16} {task:8} {item['id'][:40]:40} {seconds:6.1f} s  {len(log):2d} calls  "
@@ -191,17 +196,20 @@ def run(
 
 def judge_fresh(
     program: dspy.Module, item: dict[str, Any], lm_options: dict[str, Any]
-) -> tuple[dspy.Prediction, float, list[dict[str, Any]]]:
-    """One judgment on a new engine (loaded before the clock starts), with its calls."""
+) -> tuple[dspy.Prediction, float, list[dict[str, Any]], list[int] | None]:
+    """One judgment on a new engine (loaded before the clock starts), with its calls and, with
+    prompt-lookup drafts, [tokens kept, tokens drafted]."""
     lm = make_lm("embedded", cache=False, **lm_options)
     meter = Meter(lm)
     try:
         with dspy.context(lm=lm, adapter=preferred_adapter("embedded")):
             pred, seconds = asyncio.run(judge(program, item))
         scheduler = getattr(meter.engine, "_scheduler", None)
+        drafts = None
         if scheduler is not None and scheduler.drafted:  # prompt-lookup drafts (lm.draft=true)
             print(f"  drafts: {scheduler.accepted} of {scheduler.drafted} tokens kept", flush=True)
-        return pred, seconds, meter.calls
+            drafts = [scheduler.accepted, scheduler.drafted]
+        return pred, seconds, meter.calls, drafts
     finally:
         lm.engine.close()
 
@@ -247,6 +255,75 @@ def report(data: dict[str, Any]) -> None:
             print(f"{'':24} right: {right}")
 
 
+STAGES = ["stage", "calls", "prompt tok", "evaluated", "output tok", "seconds"]
+
+
+def tables(data: dict[str, Any]) -> list[Table]:
+    """What `report` prints, as data: the items, each configuration's stages, the judgments (and the
+    groups judged at once, with `--concurrency`)."""
+    items: list[list[Cell]] = [
+        [
+            r["config"],
+            r["task"],
+            f"`{r['id']}`",
+            round(r["seconds"], 3),
+            r["calls"],
+            r["status"],
+            r["verdict"],
+            r["score"],
+            r.get("drafts"),
+        ]  # fmt: skip
+        for r in data["rows"]
+    ]
+    out = [
+        Table(
+            ["config", "task", "item", "seconds", "calls", "status", "verdict", "score", "drafts kept"],
+            items,
+            ["", "", "", "{:.1f}", "", "", "", "{:.3f}", "{} of {}"],
+            "per item, one at a time",
+        )  # fmt: skip
+    ]
+    for name, log in data["calls"].items():
+        stages: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for c in log:
+            stages[c["stage"]].append(c)
+        rows: list[list[Cell]] = [
+            [
+                stage,
+                len(cs),
+                *(sum(c[k] for c in cs) for k in ("prompt", "evaluated", "output")),
+                round(sum(c["seconds"] for c in cs), 3),
+            ]  # fmt: skip
+            for stage, cs in sorted(stages.items())
+        ]
+        out.append(Table(STAGES, rows, ["", "", "", "", "", "{:.1f}"], f"{name}: per stage (all items)"))
+    out.append(judgments_table(data))
+    return out
+
+
+def judgments_table(data: dict[str, Any]) -> Table:
+    """Per task and configuration: seconds per judgment against `before`, and what changed."""
+    rows, names = data["rows"], data.get("configs", list(CONFIGS))
+    out: list[list[Cell]] = []
+    for task in ("chat", "literary"):
+        by = {n: [r for r in rows if r["task"] == task and r["config"] == n] for n in names}
+        if not by.get("before"):
+            continue
+        mean = {n: sum(r["seconds"] for r in rs) / len(rs) for n, rs in by.items() if rs}
+        key = "verdict" if task == "chat" else "score"
+        for name in names[1:]:
+            bases = ("before", "serial") if name not in ("before", "serial") else ("before",)
+            notes = [f"{agreement(by[b], by[name], key)} (against {b})" for b in bases if b in by]
+            if task == "chat":
+                notes.append(f"right {sum(r['verdict'] == r['label'] for r in by[name])}/{len(by[name])}")
+            kind = "pairwise (both orders)" if task == "chat" else "pointwise"
+            before, now = round(mean["before"], 3), round(mean[name], 3)
+            speed_up = round(mean["before"] / mean[name], 4)
+            out.append([kind, name, before, now, speed_up, len(by["before"]), "; ".join(notes)])
+    columns = ["judgment", "config", "before s/item", "s/item", "speed-up", "n", "what changed"]
+    return Table(columns, out, ["", "", "{:.1f}", "{:.1f}", "{:.2f}x", "", ""], "per judgment, one at a time")
+
+
 def agreement(old: list[dict[str, Any]], new: list[dict[str, Any]], key: str) -> str:
     """How many verdicts (or scores) two configurations share on the same items, and by how much scores
     moved: faster must not mean different without saying so."""
@@ -257,7 +334,7 @@ def agreement(old: list[dict[str, Any]], new: list[dict[str, Any]], key: str) ->
     return line + (f", largest score change {max(moved):.2f}" if moved else "")
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--pairwise", type=int, default=4, help="pairwise items, the README example first")
     parser.add_argument("--pointwise", type=int, default=3, help="translation items (en-de, ru-en)")
@@ -271,7 +348,8 @@ def main() -> None:
         "--variant", action="append", default=[], metavar="KEY=VALUE",
         help="also judge with today's default plus this program option (repeatable)",
     )  # fmt: skip
-    args = parser.parse_args()
+    add_record_argument(parser, "bench_embedded")
+    args = parser.parse_args(argv)
     configs = with_variant(args.variant)
     with tempfile.TemporaryDirectory(prefix="bench-states-") as states:
         os.environ["CEJUDGE_PROMPT_STATES"] = states  # this run's own store, never the user's
@@ -285,6 +363,26 @@ def main() -> None:
         report_together(data["together"]["rows"], data["configs"], data["together"]["n"])
     if args.json:
         args.json.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    together = [together_table(data["together"])] if "together" in data else []
+    record(args, "bench_embedded", [*tables(data), *together], argv)
+
+
+def together_table(together: dict[str, Any]) -> Table:
+    """The groups of `n` items judged at once: one row per group and configuration."""
+    rows: list[list[Cell]] = [
+        [
+            r["config"],
+            r["task"],
+            len(r["ids"]),
+            round(r["seconds"], 3),
+            round(r["seconds"] / len(r["ids"]), 3),
+            ", ".join(f"`{i}`" for i in r["ids"]),
+        ]  # fmt: skip
+        for r in together["rows"]
+    ]
+    columns = ["config", "task", "items at once", "seconds", "s per judgment", "items"]
+    title = f"{together['n']} items at once (as `cejudge evaluate --concurrency {together['n']}`)"
+    return Table(columns, rows, ["", "", "", "{:.1f}", "{:.1f}", ""], title)
 
 
 if __name__ == "__main__":

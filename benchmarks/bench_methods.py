@@ -3,6 +3,7 @@
     python -m benchmarks.bench_methods                       # all three methods, both sets, embedded
     python -m benchmarks.bench_methods --methods likelihood,direct --max-seconds 1800
     python -m benchmarks.bench_methods --no-run              # the table of what OUT already holds
+    python -m benchmarks.bench_methods --no-run --record     # ... appended to docs/measurements/data/
 
 The sets: the 60 obvious pairs (`benchmarks/obvious/pairwise.jsonl`) and the real English pairs of
 `../shared/data/pairwise_en_dev.jsonl` (LLMBar, MT-Bench human, Auto-J; gold ties are not scored), both as
@@ -16,7 +17,9 @@ of `metrics.accuracy`: unparsed items and gold ties excluded and counted, a pred
 unparsed items, LM calls and seconds per item (mean of the records' own seconds; the first item of a
 session includes loading the model). Then, per set and pair of methods, on the items both judged and
 scored: the exact McNemar test (`metrics.mcnemar`: b = only the first right, c = only the second right,
-the difference in accuracy and its p-value).
+the difference in accuracy and its p-value). `--record` appends both tables, dated, with the host and
+versions, to docs/measurements/data/bench_methods.json, which docs/measurements/likelihood-judge.md
+shows (record.py).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.record import Table, add_record_argument, record
 from cejudge_dspy.metrics import accuracy, bootstrap_ci, mcnemar
 from cejudge_dspy.runs import Record, read_run
 
@@ -160,6 +164,60 @@ def print_table(figs: dict[str, Any], lm: str) -> None:
             )
 
 
+def tables(figs: dict[str, Any], lm: str) -> list[Table]:
+    """The two tables `print_table` prints, as data: per set and method, then per pair of methods."""
+    methods = Table(
+        [
+            "set",
+            "method",
+            "items",
+            "scored",
+            "accuracy",
+            "95% CI",
+            "unparsed",
+            "calls/item",
+            "s/item (median)",
+        ],
+        [
+            [
+                name,
+                method,
+                row["items"],
+                row["scored"],
+                row["accuracy"],
+                list(row["ci"]) if row["ci"] else None,
+                row["unparsed"],
+                row["calls_per_item"],
+                [row["seconds_mean"], row["seconds_median"]],
+            ]  # fmt: skip
+            for name, fig in figs.items()
+            for method, row in fig["methods"].items()
+        ],
+        ["", "", "", "", "{:.3f}", "[{:.3f}, {:.3f}]", "", "{:.1f}", "{:.1f} ({:.1f})"],
+        f"backbone {lm}; accuracy with 95% bootstrap CI; s/item is the mean of the records' seconds",
+    )
+    paired = Table(
+        [
+            "set",
+            "pair (first vs second)",
+            "common items",
+            "n scored",
+            "b: first only right",
+            "c: second only right",
+            "accuracy diff",
+            "McNemar p",
+        ],  # fmt: skip
+        [
+            [name, pair, row["common"], row["n"], row["b"], row["c"], row["diff"], row["p"]]
+            for name, fig in figs.items()
+            for pair, row in fig["paired"].items()
+        ],
+        ["", "", "", "", "", "", "{:+.3f}", "{:.3f}"],
+        "McNemar exact on the items both methods scored",
+    )
+    return [methods, paired]
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--lm", default="embedded", help="backbone, as for cejudge (default: embedded)")
@@ -171,6 +229,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--cache", action="store_true", help="let DSPy's response cache answer (default: off)")
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the CIs")
     p.add_argument("--json", help="also write the figures to this JSON file")
+    add_record_argument(p, "bench_methods")
     args = p.parse_args(argv)
     args.method_list = [m.strip() for m in args.methods.split(",") if m.strip()]
     args.set_list = [s.strip() for s in args.sets.split(",") if s.strip()]
@@ -200,6 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return rc
     figs = figures(root, sets, args.method_list, args.bootstrap)
     print_table(figs, args.lm)
+    record(args, "bench_methods", tables(figs, args.lm), argv)
     if args.json:
         meta = {"lm": args.lm, "out": str(root), "wall_seconds": round(time.monotonic() - started, 1)}
         Path(args.json).write_text(json.dumps(meta | {"sets": figs}, indent=2), encoding="utf-8")

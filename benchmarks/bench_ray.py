@@ -13,6 +13,10 @@ given latency and once with `simulated:0`, where nothing but the machinery costs
 
     python -m benchmarks.bench_ray                      # 48 items, simulated:200, C = 4, K = 1, 2, 4
     python -m benchmarks.bench_ray --items 24 --actors 1,2
+    python -m benchmarks.bench_ray --record             # append the tables to docs/measurements/data/
+
+`--record` appends both tables, dated, with the host and versions, to docs/measurements/data/bench_ray.json,
+which docs/measurements/ray-scale-out.md shows (record.py).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import argparse
 import asyncio
 import os
 import platform
+import secrets
 import shutil
 import signal
 import socket
@@ -28,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 # Before Ray is imported: no usage statistics, 127.0.0.1 stays this node's address, token auth as the
@@ -35,10 +41,14 @@ from pathlib import Path
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 os.environ.setdefault("RAY_AUTH_MODE", "token")
+# Token auth needs a token: the two local nodes (started with this environment) and the driver share a
+# throwaway one, unless one is set (without it `ray start` refuses: "no authentication token was found").
+os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(16))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import dspy  # noqa: E402
 
+from benchmarks.record import Cell, Table, add_record_argument, record  # noqa: E402
 from benchmarks.synthetic import pairwise_items  # noqa: E402
 from cejudge_dspy.backbones import use_backbone  # noqa: E402
 from cejudge_dspy.data import Item  # noqa: E402
@@ -134,7 +144,24 @@ def ray_run(items: list[Item], lm: str, actors: int, concurrency: int, out: Path
     return marks["ready"] - start, end - marks["ready"], progress.describe()
 
 
-def main() -> None:
+RUNS = ["run", "in flight", "start s", "judge s", "items/s", "vs local", "workers"]
+COSTS = ["backbone", "items in flight", "Ray's cost per item (ms)", "local ms/item", "1 actor ms/item"]
+
+
+def tables(runs: list[list[Cell]], costs: list[list[Cell]], head: str) -> list[Table]:
+    """The runs (one row per `show`) and Ray's cost per item, as the page renders them."""
+    return [
+        Table(RUNS, runs, ["", "", "{:.2f}", "{:.2f}", "{:.2f}", "{:.2f}x", ""], head),
+        Table(
+            COSTS,
+            costs,
+            ["", "", "{:+.1f}", "{:.1f}", "{:.1f}"],
+            "Ray's cost per item: 1 actor x C minus local C",
+        ),
+    ]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -142,7 +169,8 @@ def main() -> None:
     parser.add_argument("--lm", default="simulated:200")
     parser.add_argument("--concurrency", type=int, default=4, help="items in flight per actor / locally")
     parser.add_argument("--actors", default="1,2,4")
-    args = parser.parse_args()
+    add_record_argument(parser, "bench_ray")
+    args = parser.parse_args(argv)
     actor_counts = [int(x) for x in args.actors.split(",")]
     items = pairwise_items(args.items)
     n, c = len(items), args.concurrency
@@ -157,21 +185,27 @@ def main() -> None:
         nodes.append(start_node(temp / "worker.log", "--address", f"127.0.0.1:{port}"))
         ray.init(address=f"127.0.0.1:{port}", log_to_driver=False, configure_logging=False)
         alive = [x for x in ray.nodes() if x["Alive"]]
+        setup = (
+            f"{n} pairwise items (both orders), --lm {args.lm}, {len(alive)} Ray nodes on 127.0.0.1 "
+            f"({', '.join(str(int(x['Resources'].get('CPU', 0))) for x in alive)} CPU), Ray {ray.__version__}"
+        )
         print(
-            f"# {n} pairwise items (both orders), --lm {args.lm}, {len(alive)} Ray nodes on 127.0.0.1 "
-            f"({', '.join(str(int(x['Resources'].get('CPU', 0))) for x in alive)} CPU), "
-            f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, Python {platform.python_version()}, "
-            f"Ray {ray.__version__}"
+            f"# {setup}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, "
+            f"Python {platform.python_version()}"
         )
         head = f"{'run':<14} {'in flight':>9} {'start s':>8} {'judge s':>8} {'items/s':>8} {'vs local':>8}"
         print(f"{head}  workers")
         local_run(items[:8], "simulated:0", c, temp / "warmup.jsonl")  # imports and first calls, untimed
         rows: dict[str, float] = {}
+        table_rows: list[list[Cell]] = []
+        cost_rows: list[list[Cell]] = []
 
         def show(
             name: str, in_flight: int, startup: float, judge: float, base: float | None, note: str = ""
         ) -> None:
             speed = f"{base / judge:>7.2f}x" if base else f"{'':>8}"
+            table_rows.append([name, in_flight, round(startup, 3), round(judge, 3), round(n / judge, 3),
+                               round(base / judge, 3) if base else None, note])  # fmt: skip
             print(
                 f"{name:<14} {in_flight:>9} {startup:>8.2f} {judge:>8.2f} {n / judge:>8.2f} {speed}  {note}"
             )
@@ -190,6 +224,8 @@ def main() -> None:
         if "ray1" in rows:
             per_item = (rows["ray1"] - local) / n * 1000
             print(f"\nRay's cost per item at {args.lm}: {per_item:+.1f} ms (1 actor x {c} minus local {c})")
+            cost_rows.append([args.lm, c, round(per_item, 2), round(local / n * 1000, 2),
+                              round(rows["ray1"] / n * 1000, 2)])  # fmt: skip
             # One item at a time with a free backbone: what is left is the machinery, item by item.
             free_local = local_run(items, "simulated:0", 1, temp / "local0.jsonl")
             _, free_ray, _ = ray_run(items, "simulated:0", 1, 1, temp / "ray0.jsonl")
@@ -198,6 +234,9 @@ def main() -> None:
                 f"{(free_ray - free_local) / n * 1000:+.1f} ms (local {free_local / n * 1000:.1f} ms/item, "
                 f"1 actor {free_ray / n * 1000:.1f} ms/item)"
             )
+            cost_rows.append(["simulated:0", 1, round((free_ray - free_local) / n * 1000, 2),
+                              round(free_local / n * 1000, 2), round(free_ray / n * 1000, 2)])  # fmt: skip
+        record(args, "bench_ray", tables(table_rows, cost_rows, setup), argv)
     finally:
         ray.shutdown()
         for proc in reversed(nodes):

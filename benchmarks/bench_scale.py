@@ -13,6 +13,10 @@ prints every figure and the checks against the issue's goals:
 
     python -m benchmarks.bench_scale            # ~2-4 min on 2 shared cores
     python -m benchmarks.bench_scale --quick    # 200 / 1,000 items, a smoke run
+    python -m benchmarks.bench_scale --record   # append the tables to docs/measurements/data/
+
+`--record` appends the cells, the goals and the per-block series, dated, with the host and versions, to
+docs/measurements/data/bench_scale.json, which docs/measurements/bench-scale.md shows (record.py).
 """
 
 from __future__ import annotations
@@ -27,8 +31,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from benchmarks.record import Table, add_record_argument, record
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 HERE = Path(__file__).resolve().parent
@@ -165,7 +172,46 @@ def verdict(ok: bool) -> str:
     return "MET" if ok else "NOT MET"
 
 
-def main(argv: list[str] | None = None) -> int:
+CELLS = ["items", "conc", "backbone", "calls", "CPU s", "CPU ms/call", "wall s", "items/s", "peak MB",
+         "latency 1st / last 10% s", "load (1/5/15 min)"]  # fmt: skip
+
+
+def cells_table(runs: dict[tuple[int, int, int, int], dict[str, Any]]) -> Table:
+    """One row per cell, in the order they ran."""
+    rows = [
+        [
+            n,
+            conc,
+            f"simulated:{ms}",
+            r["calls"],
+            r["cpu_s"],
+            r["cpu_ms_per_call"],
+            r["wall_s"],
+            r["items_per_s"],
+            r["peak_rss_mb"],
+            [r["latency_first_tenth_s"], r["latency_last_tenth_s"]],
+            r["load"],
+        ]  # fmt: skip
+        for (n, conc, ms, _), r in runs.items()
+    ]
+    formats = ["", "", "", "", "{:.1f}", "{:.3f}", "{:.1f}", "{:.1f}", "{:.0f}", "{:.3f} / {:.3f}", ""]
+    return Table(
+        CELLS, rows, formats, "each cell a fresh process; pairwise items, both orders, LLM translation"
+    )
+
+
+def series_table(big: dict[str, Any]) -> Table:
+    """The big run's CPU per call, block by block as its items finished (flat cost: a flat series)."""
+    block = big["block"]
+    rows = [[f"{k * block + 1}-{(k + 1) * block}", x] for k, x in enumerate(big["cpu_ms_per_call_by_block"])]
+    return Table(["items finished", "CPU ms per call"], rows, ["", "{:.3f}"], "the big run, block by block")
+
+
+def goals_table(goals: list[tuple[str, str, bool]]) -> Table:
+    return Table(["goal (issue 14)", "measured", "verdict"], [[g, m, verdict(ok)] for g, m, ok in goals])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument(
         "--quick", action="store_true", help="200 / 1,000 / 256 items instead of 1,000 / 5,000 / 1,024"
@@ -173,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cell", nargs=3, metavar=("N", "CONCURRENCY", "MS"), help=argparse.SUPPRESS)
     p.add_argument("--resume", metavar="DIR", help=argparse.SUPPRESS)
     p.add_argument("--out", help=argparse.SUPPRESS)
+    add_record_argument(p, "bench_scale")
     args = p.parse_args(argv)
     if args.cell:
         out = Path(args.out)
@@ -231,28 +278,22 @@ def main(argv: list[str] | None = None) -> int:
         f"{res['resume_wall_s']:.2f} s wall, "
         f"{res['resume_cpu_s']:.2f} s CPU (imports before it: {res['imports_s']:.2f} s); load {res['load']}"
     )
+    goals = [
+        (f"CPU per call, {big} vs {small} items (run before and after it), within 10%",
+         f"{b['cpu_ms_per_call']:.3f} / {a_ms:.3f} ms = {flat:.2f}", abs(flat - 1) <= 0.10),
+        (f"peak memory at {big} items <= 400 MB", f"{b['peak_rss_mb']:.0f} MB", b["peak_rss_mb"] <= 400),
+        (f"{big} items, simulated:5, concurrency 64, <= 60 s wall",
+         f"{b['wall_s']:.1f} s (load {b['load']})", b["wall_s"] <= 60),
+        (f"simulated:50, {thr} items: concurrency 64 vs 16 >= 1.5x",
+         f"{t64['items_per_s']:.1f} vs {t16['items_per_s']:.1f} items/s = {speedup:.2f}x", speedup >= 1.5),
+        (f"resume + re-summarise {res['records']} records <= 3 s",
+         f"{res['resume_wall_s']:.2f} s (reopen {res['reopen_s']:.2f} + summarise {res['summarise_s']:.2f})",
+         res["resume_wall_s"] <= 3),
+    ]  # fmt: skip
     print("\nGoals (issue 14):")
-    print(
-        f"  CPU per call, {big} vs {small} items (run before and after it): {b['cpu_ms_per_call']:.3f} / "
-        f"{a_ms:.3f} ms = {flat:.2f} (goal within 10%)  {verdict(abs(flat - 1) <= 0.10)}"
-    )
-    print(
-        f"  peak memory at {big} items: {b['peak_rss_mb']:.0f} MB (goal <= 400)  "
-        f"{verdict(b['peak_rss_mb'] <= 400)}"
-    )
-    print(
-        f"  {big} items, simulated:5, concurrency 64: {b['wall_s']:.1f} s wall "
-        f"(goal <= 60; load {b['load']})  "
-        f"{verdict(b['wall_s'] <= 60)}"
-    )
-    print(
-        f"  simulated:50, {thr} items: concurrency 64 {t64['items_per_s']:.1f} items/s vs 16 "
-        f"{t16['items_per_s']:.1f} = {speedup:.2f}x (goal >= 1.5)  {verdict(speedup >= 1.5)}"
-    )
-    print(
-        f"  resume + re-summarise {res['records']} records: {res['resume_wall_s']:.2f} s (goal <= 3)  "
-        f"{verdict(res['resume_wall_s'] <= 3)}"
-    )
+    for goal, measured, ok in goals:
+        print(f"  {goal}: {measured}  {verdict(ok)}")
+    record(args, "bench_scale", [cells_table(runs), goals_table(goals), series_table(b)], argv)
     return 0
 
 

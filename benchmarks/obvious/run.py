@@ -10,7 +10,9 @@ what is there, so a rerun only judges what is missing. `--no-run` prints the fig
 
 Only the CLI is used, never the package's modules, so this keeps working when they move. The layout
 of results.jsonl is read in one place, `read_run`; everything after it works on plain rows.
-README.md next to this file says what each printed figure means.
+README.md next to this file says what each printed figure means. `--record` appends the figures as
+tables, dated, with the host and versions, to docs/measurements/data/obvious.json, which
+docs/measurements/embedded-obvious-items.md shows (benchmarks/record.py).
 """
 
 from __future__ import annotations
@@ -26,6 +28,12 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
+
+try:
+    from benchmarks.record import Cell, Table, add_record_argument, record
+except ModuleNotFoundError:  # run as a script (python benchmarks/obvious/run.py): the root is not on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from benchmarks.record import Cell, Table, add_record_argument, record
 
 HERE = Path(__file__).resolve().parent
 SETS = {
@@ -360,6 +368,91 @@ def print_pointwise(rep: dict[str, Any], title: str) -> None:
     print(table(["pair", "n", "spearman", "perfect>=6", "garbage<=2", "unparsed+err"], body))
 
 
+# --- recording (--record) --------------------------------------------------------------------------------
+
+RATIO = "{:.3f} ({}/{})"  # a ratio cell: [value, k, n]
+
+
+def _ratio(value: dict[str, Any] | None) -> Cell:
+    return None if value is None or value["value"] is None else [value["value"], value["k"], value["n"]]
+
+
+def _groups(groups: dict[str, dict[str, Any]], name: str, title: str) -> Table:
+    columns = [name, "n", "acc A/B", "acc B/A", "both", "consist", "ties", "unparsed", "errors"]
+    rows: list[list[Cell]] = [
+        [
+            g,
+            f["n"],
+            *(
+                _ratio(f[k])
+                for k in ("accuracy_ab", "accuracy_ba", "accuracy_both_orders", "position_consistency")
+            ),
+            f["ties"],
+            f["unparsed"],
+            f["errors"],
+        ]  # fmt: skip
+        for g, f in groups.items()
+    ]
+    return Table(columns, rows, ["", "", *["{:.2f}"] * 4, "", "", ""], title)
+
+
+def pairwise_tables(rep: dict[str, Any], title: str) -> list[Table]:
+    o = rep["overall"]
+    keys = ("accuracy_ab", "accuracy_ba", "accuracy_both_orders", "accuracy_final", "accuracy_final_argmax",
+            "position_consistency", "share_shown_a")  # fmt: skip
+    columns = ["n", "acc A/B", "acc B/A", "right in both orders", "final (run's rule)", "final (argmax)",
+               "position consistency", "share of A shown", "ties", "decided by the grades", "unparsed",
+               "errors", "s/item", "calls/item"]  # fmt: skip
+    counts = [o["ties"], o["decided_by_grades"], o["unparsed"], o["errors"]]
+    row = [o["n"], *(_ratio(o[k]) for k in keys), *counts, o["seconds_per_item"], o["calls_per_item"]]
+    overall = Table(columns, [row], ["", *[RATIO] * 7, "", "", "", "", "{:.2f}", "{:.1f}"], title)
+    return [
+        overall,
+        _groups(rep["by_language"], "language", "pairwise, by language"),
+        _groups(rep["by_kind"], "kind", "pairwise, by kind"),
+    ]
+
+
+def pointwise_tables(rep: dict[str, Any], title: str) -> list[Table]:
+    o = rep["overall"]
+    columns = ["n", "Spearman (judge vs intended)", "scored", "perfect scored >= 6", "garbage scored <= 2",
+               "unparsed", "errors", "s/item", "calls/item"]  # fmt: skip
+    row = [o["n"], o["spearman"], o["spearman_n"], _ratio(o["perfect_scored_6_or_more"]),
+           _ratio(o["garbage_scored_2_or_less"]), o["unparsed"], o["errors"], o["seconds_per_item"],
+           o["calls_per_item"]]  # fmt: skip
+    overall = Table(columns, [row], ["", "{:.3f}", "", RATIO, RATIO, "", "", "{:.2f}", "{:.1f}"], title)
+    grades: list[list[Cell]] = [
+        [g, f["n"], f["scored"], number(f["intended"]), f["mean_score"]]
+        for g, f in o["mean_score_by_grade"].items()
+    ]
+    pairs: list[list[Cell]] = [
+        [
+            p,
+            f["n"],
+            f["spearman"],
+            _ratio(f["perfect_scored_6_or_more"]),
+            _ratio(f["garbage_scored_2_or_less"]),
+            f["unparsed"] + f["errors"],
+        ]  # fmt: skip
+        for p, f in rep["by_language_pair"].items()
+    ]
+    return [
+        overall,
+        Table(
+            ["grade", "n", "scored", "intended", "mean score"],
+            grades,
+            ["", "", "", "", "{:.2f}"],
+            "pointwise, mean judge score by grade",
+        ),  # fmt: skip
+        Table(
+            ["pair", "n", "spearman", "perfect >= 6", "garbage <= 2", "unparsed + errors"],
+            pairs,
+            ["", "", "{:.2f}", RATIO, RATIO, ""],
+            "pointwise, by language pair",
+        ),  # fmt: skip
+    ]
+
+
 # --- running ---------------------------------------------------------------------------------------------
 
 
@@ -399,6 +492,7 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[argparse.Namespace, l
     p.add_argument("--limit", type=int, help="judge a seeded, language-stratified sample of N items per set")
     p.add_argument("--json", help="also write the figures to this JSON file")
     p.add_argument("--no-run", action="store_true", help="do not run cejudge; report what OUT holds")
+    add_record_argument(p, "obvious")
     args, extra = p.parse_known_args(argv)
     owned = [a for a in extra if a.split("=", 1)[0] in OWNED]
     if owned:
@@ -411,6 +505,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     root = Path(args.out or f"runs/obvious-{args.method}")
     which = ["pairwise", "pointwise"] if args.which == "both" else [args.which]
     figures: dict[str, Any] = {"out": str(root), "lm": args.lm, "method": args.method, "passed_on": extra}
+    tables: list[Table] = []
     for name in which:
         out = root / name
         wall = None
@@ -438,11 +533,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"program {config.get('program', '?')} · {out}"
         )
         (print_pairwise if name == "pairwise" else print_pointwise)(rep, title)
+        tables += (pairwise_tables if name == "pairwise" else pointwise_tables)(
+            rep, title.rsplit(" · ", 1)[0]
+        )
         sys.stdout.flush()  # before the next set's cejudge writes to the same terminal
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(figures, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"\nfigures: {args.json}")
+    record(args, "obvious", tables, argv, module="benchmarks.obvious.run")
     return 0
 
 

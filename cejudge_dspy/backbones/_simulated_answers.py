@@ -1,5 +1,10 @@
 """What the simulated backbone answers: the stage a request is for, and a well-formed, deterministic answer
-for it, sized like a real model's, in the format the adapter asked for."""
+for it, sized like a real model's, in the format the adapter asked for.
+
+Every stage of the shipped judges has its answer: CE-Judge's (concepts, translate, checklists, grade,
+score, verdict, reference), the direct judge's and G-Eval's (score, verdict), and CheckEval's checklist
+build (diversify, elaborate, filter) and its yes/no answering stage, so the CheckEval tutorial's commands
+write ok records on `--lm simulated:0`."""
 
 from __future__ import annotations
 
@@ -44,9 +49,14 @@ def stage_of(system: str) -> str:
         ("fulfils", "grade"),
         ("reference", "reference"),
         ("translation", "reference_translation"),
+        ("diversified", "diversify"),
+        ("elaborated", "elaborate"),
+        ("decisions", "filter"),
     ):
         if output in outputs:
             return stage
+    if "answers" in outputs:  # CheckEval's yes/no answers (CE-Judge's `answers` come with a score or verdict)
+        return "yes_no"
     if "checklist" in outputs:
         return "checklist_r2i" if "`instruction_concepts`" in system else "checklist_i2r"
     return "other:" + ",".join(outputs)
@@ -106,6 +116,8 @@ def answer(stage: str, inputs: dict[str, str]) -> dict[str, Any]:
         return {"reference": f"A short answer to '{_quote(instruction, _h(instruction))}'."}
     if stage == "reference_translation":
         return {"translation": f"[{inputs.get('target_language', '')}] {inputs.get('text', '')}"}
+    if stage in CHECKEVAL:
+        return CHECKEVAL[stage](inputs)
     if stage == "verdict":
         a, b = inputs.get("response_a", ""), inputs.get("response_b", "")
         # Prefer the response with the smaller digest: the same pick in both orders (position-consistent).
@@ -116,6 +128,55 @@ def answer(stage: str, inputs: dict[str, str]) -> dict[str, Any]:
             "verdict": verdict,
         }
     return {}
+
+
+def _list(value: str) -> list[str]:
+    """A `list[str]` input as the adapters write it (a JSON array); the quoted strings if it is not one."""
+    try:
+        items = json.loads(value)
+    except ValueError:
+        items = None
+    return [str(v) for v in items] if isinstance(items, list) else re.findall(r'"([^"]+)"', value)
+
+
+def _diversify(inputs: dict[str, str]) -> dict[str, Any]:
+    """2 to 5 new questions on the sub-dimension, phrased so that Yes means better."""
+    sub = inputs.get("subdimension", "the sub-dimension")
+    seed = _h("diversify", inputs.get("task", ""), inputs.get("dimension", ""), sub)
+    return {
+        "diversified": [
+            f"Does the response handle the {_WORDS[(seed + 5 * k) % len(_WORDS)]} well with respect to {sub}?"
+            for k in range(2 + seed % 4)
+        ]
+    }
+
+
+def _elaborate(inputs: dict[str, str]) -> dict[str, Any]:
+    """2 to 6 finer questions, each a seed asked of one part of the response."""
+    seeds = _list(inputs.get("seeds", "")) or ["the sub-dimension"]
+    seed = _h("elaborate", inputs.get("subdimension", ""), *seeds)
+    return {
+        "elaborated": [
+            f"Looking only at its {_WORDS[(seed + k) % len(_WORDS)]}: "
+            f"{seeds[k % len(seeds)][:1].lower()}{seeds[k % len(seeds)][1:]}"
+            for k in range(2 + seed % 5)
+        ]
+    }
+
+
+def _filter(inputs: dict[str, str]) -> dict[str, Any]:
+    """One decision per candidate, in order: mostly keep, about one in five dropped as off the dimension."""
+    candidates = _list(inputs.get("candidates", ""))
+    return {"decisions": ["off_dimension" if _h("filter", c) % 5 == 0 else "keep" for c in candidates]}
+
+
+def _yes_no(inputs: dict[str, str]) -> dict[str, Any]:
+    """One yes or no per question, a function of the question and the response (so scores vary by item)."""
+    response = inputs.get("response", "")
+    return {"answers": ["yes" if _h(q, response) % 3 else "no" for q in _list(inputs.get("questions", ""))]}
+
+
+CHECKEVAL = {"diversify": _diversify, "elaborate": _elaborate, "filter": _filter, "yes_no": _yes_no}
 
 
 def _answers(checklist: str, seed: int) -> list[str]:

@@ -2,7 +2,10 @@
 
 The page's source holds the marker `<!-- cli-reference -->`; `on_page_markdown` replaces it with one
 section per command (`cejudge judge`, `cejudge checklist`, ...): its help, its usage line and a table per
-argument group of every flag with its metavar, default, choices and help. The text comes from
+argument group of every flag with its metavar, default, choices and help. Every flag's name is a link to
+itself with a stable anchor, the command's words after `cejudge` and the flag's long name (`#evaluate--lm`;
+`#judge--reference` for `--reference, --no-reference`; a positional: `#view-runs`), so a page or an issue
+can link to one flag (`reference/cli.md#evaluate--lm`). The text comes from
 `cejudge_dspy.cli._app.build_parser()`, so the page cannot drift from the CLI;
 tests/docs/test_cli_reference.py checks the rendered text against the parsers.
 """
@@ -43,15 +46,38 @@ def _cell(text: str) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
-def _names(action: argparse.Action) -> str:
-    """The argument as `--help` writes it: `-o OUT`, `--out OUT`; `--orders {both,single}`; `runs`."""
+def anchor(words: tuple[str, ...], action: argparse.Action) -> str:
+    """The flag's stable anchor: `evaluate--lm` (its first long option), `view-runs` (a positional).
+
+    The command's words leave out `cejudge`, so no anchor collides with a section's heading
+    (`cejudge-evaluate`); the first long option is the flag's name (`--out` of `-o, --out`, `--reference`
+    of `--reference, --no-reference`), which a short alias or a negation added later never changes.
+    """
+    command = "-".join(words[1:])
+    if action.option_strings:
+        return command + long_name(action)
+    return f"{command}-{action.dest}"
+
+
+def long_name(action: argparse.Action) -> str:
+    """The first `--` option of a flag, else its first option (`-v` alone)."""
+    return next((o for o in action.option_strings if o.startswith("--")), action.option_strings[0])
+
+
+def _names(action: argparse.Action, words: tuple[str, ...] = ("cejudge",)) -> str:
+    """The argument as `--help` writes it: `-o OUT`, `--out OUT`; `--orders {both,single}`; `runs`;
+    a link to itself with its anchor (attr_list's `{#id}` on the link)."""
     formatter = argparse.HelpFormatter("cejudge")
     if not action.option_strings:
-        return f"`{formatter._format_action_invocation(action)}` (positional)"
-    if action.nargs == 0:
-        return ", ".join(f"`{option}`" for option in action.option_strings)
-    args = formatter._format_args(action, action.dest.upper())
-    return ", ".join(f"`{option} {args}`" for option in action.option_strings)
+        names = f"`{formatter._format_action_invocation(action)}`"
+    elif action.nargs == 0:
+        names = ", ".join(f"`{option}`" for option in action.option_strings)
+    else:
+        args = formatter._format_args(action, action.dest.upper())
+        names = ", ".join(f"`{option} {args}`" for option in action.option_strings)
+    target = anchor(words, action)
+    link = f"[{names}](#{target}){{#{target}}}"
+    return link if action.option_strings else f"{link} (positional)"
 
 
 def _default(action: argparse.Action) -> str:
@@ -104,7 +130,7 @@ def render(parser: argparse.ArgumentParser | None = None) -> str:
         for title, actions in _groups(sub):
             out.append(f"**{title}**\n")
             out.append("| argument | default | what it does |\n|---|---|---|")
-            out.extend(f"| {_names(a)} | {_default(a)} | {_help(a)} |" for a in actions)
+            out.extend(f"| {_names(a, words)} | {_default(a)} | {_help(a)} |" for a in actions)
             out.append("")
     return "\n".join(out)
 

@@ -60,12 +60,41 @@ def test_every_flag_is_documented_with_its_help(command: str, parser: argparse.A
             assert re.search(rf"`{re.escape(option)}[ `,]", section), f"`{command}`: {option} is missing"
         if not action.option_strings:
             shown = argparse.HelpFormatter("cejudge")._format_action_invocation(action)  # as --help shows it
-            assert f"`{shown}` (positional)" in section, f"`{command}`: {action.dest} is missing"
+            assert f"`{shown}`](#" in section, f"`{command}`: {action.dest} is missing"
         if action.help:
             words = " ".join(action.help.split()).replace("|", "\\|")[:40]
             assert words in section, f"`{command}` {action.dest}: its help text is missing"
         for choice in action.choices or ():
             assert f"`{choice}`" in section, f"`{command}` {action.dest}: choice {choice} is missing"
+
+
+@pytest.mark.parametrize("command,parser", COMMANDS, ids=[c for c, _ in COMMANDS])
+def test_every_flag_has_its_stable_anchor(command: str, parser: argparse.ArgumentParser) -> None:
+    """`#evaluate--lm`: the command's words after `cejudge`, then the flag's long name; set on the flag's
+    own row (attr_list's `{#id}`), so a link to it lands on that flag."""
+    section = _section(command)
+    words = command.split()[1:]
+    for action in HOOK.flag_actions(parser):
+        if action.option_strings:
+            long = [o for o in action.option_strings if o.startswith("--")] or action.option_strings
+            expected = "-".join(words) + long[0]
+        else:
+            expected = "-".join(words) + "-" + action.dest
+        assert HOOK.anchor(tuple(command.split()), action) == expected
+        row = next((line for line in section.splitlines() if f"{{#{expected}}}" in line), None)
+        assert row, f"`{command}`: no anchor #{expected}"
+        assert f"](#{expected})" in row  # the flag links to itself: its anchor is one click away
+        shown = action.option_strings or [argparse.HelpFormatter("cejudge")._format_action_invocation(action)]
+        assert all(f"`{name}" in row for name in shown), f"#{expected} is not on {action.dest}'s row"
+
+
+def test_the_anchors_are_unique_and_none_is_a_heading() -> None:
+    anchors = re.findall(r"\{#([^}]+)\}", RENDERED)
+    assert len(anchors) == len(set(anchors)) > 100
+    headings = {"-".join(c.split()) for c, _ in COMMANDS}
+    assert not headings & set(anchors)
+    assert "evaluate--lm" in anchors and "evaluate--concurrency" in anchors
+    assert "judge--reference" in anchors and "judge--no-reference" not in anchors  # a negation is no name
 
 
 def test_a_new_flag_appears_without_an_edit() -> None:
@@ -76,4 +105,7 @@ def test_a_new_flag_appears_without_an_edit() -> None:
     p.add_argument("--brand-new", default=3, help="a flag no page mentions | with a pipe")
     text = HOOK.render(parser)
     assert "## cejudge demo" in text
-    assert "| `--brand-new BRAND_NEW` | `3` | a flag no page mentions \\| with a pipe |" in text
+    assert (
+        "| [`--brand-new BRAND_NEW`](#demo--brand-new){#demo--brand-new} | `3` |"
+        " a flag no page mentions \\| with a pipe |"
+    ) in text
