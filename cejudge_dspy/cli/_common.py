@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from cejudge_dspy.cli._program_args import judge_options
+from cejudge_dspy.cli._program_args import Repeatable, judge_options
 from cejudge_dspy.errors import BackboneError, CEJudgeError, InputError
 
 if TYPE_CHECKING:  # the flags are built without DSPy; commands import it when they run
@@ -84,7 +84,9 @@ def add_backbone_args(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--lm",
         default="embedded",
-        help="embedded (default), gguf:PATH, or a dspy model string such as hosted_vllm/MODEL",
+        action=Repeatable,
+        help="embedded (default), gguf:PATH, or a dspy model string such as hosted_vllm/MODEL; repeated "
+        "(evaluate, judge), a panel: one member per backbone (and per --method)",
     )
     g.add_argument("--api-base", default=None, help="server URL for HTTP backbones, including /v1")
     g.add_argument("--api-key", default=None, help="API key for HTTP backbones")

@@ -31,13 +31,7 @@ def judge_and_summarize(
 ) -> int:
     """Judge the items not yet in `records`, summarize the run, write summary.json and print its tables;
     returns the exit code."""
-    from cejudge_dspy.cli.display import (
-        console,
-        decision_rules_table,
-        dimension_tables,
-        reliability_table,
-        summary_table,
-    )
+    from cejudge_dspy.cli.display import console
     from cejudge_dspy.evaluate import judge_items, pending_items
     from cejudge_dspy.metrics import summarize
     from cejudge_dspy.runs import RESULTS, SUMMARY, read_records, read_timing, run_timing, write_summary
@@ -48,25 +42,34 @@ def judge_and_summarize(
     err.print(
         f"{len(items)} items, {len(items) - len(todo)} already in {out / RESULTS}, {len(todo)} to judge"
     )
-    announce_program(err, config["program"], spec.name if args.method == "cejudge" else None, args.program)
+    members = getattr(args, "members", None)  # a panel's (cli/_panel.py), or None for one judge
+    if members is None:
+        announce_program(
+            err, config["program"], spec.name if args.method == "cejudge" else None, args.program
+        )
+    else:
+        err.print(f"panel: {len(members)} members ({', '.join(m.name for m in members)})", markup=False)
     if todo and args.ray is not None:
         judge_with_ray(args, spec, todo, out, config, err)
     elif todo:
         from cejudge_dspy.cli._progress import RunDisplay, live
 
-        display = RunDisplay(f"{spec.name} · {args.method}", len(todo))
+        display = RunDisplay(f"{spec.name} · {config['method']}", len(todo))
 
         def tick(record: Any) -> None:
             display.on_record(record.id, record.status)
 
-        with live(err, display, transient=False), backbone(args, display):
+        from cejudge_dspy.cli._panel import panel_backbone
+
+        lm = backbone(args, display) if members is None else panel_backbone(args, members, display)
+        with live(err, display, transient=False), lm:
             asyncio.run(
                 judge_items(
                     todo,
                     ItemProgram(program, todo, display.on_stage),
                     out / RESULTS,
                     task=spec.name,
-                    method=args.method,
+                    method=config["method"],
                     concurrency=args.concurrency,
                     on_record=tick,
                 )
@@ -76,11 +79,31 @@ def judge_and_summarize(
     summary = summarize(final, spec, n_resamples=args.bootstrap, seed=args.seed)
     summary["run"] = config
     summary["features"] = _features(err, args, final)
+    if members is not None:
+        from cejudge_dspy.metrics import panel_summary
+
+        summary["panel"] = panel_summary(final, spec, n_resamples=args.bootstrap, seed=args.seed)
     if todo or read_timing(out / SUMMARY) is None:
         summary["timing"] = run_timing(read_timing(out / SUMMARY), started, time.time())
     else:  # nothing was judged in this session: the run's timing stays what it was
         summary["timing"] = read_timing(out / SUMMARY)
     write_summary(out / SUMMARY, summary)
+    _print_tables(summary)
+    console().print(f"results: {out / RESULTS} · summary: {out / SUMMARY}")
+    return _exit_code(err, [r for r in final if r.id in {i.id for i in items}])
+
+
+def _print_tables(summary: dict[str, Any]) -> None:
+    """The run's tables on stdout: the summary, dimensions, decision rules, reliability, the panel's."""
+    from cejudge_dspy.cli.display import (
+        console,
+        decision_rules_table,
+        dimension_tables,
+        panel_tables,
+        reliability_table,
+        summary_table,
+    )
+
     stdout = console()
     stdout.print(summary_table(summary))
     if (dims := dimension_tables(summary)) is not None:
@@ -89,8 +112,8 @@ def judge_and_summarize(
         stdout.print(rules)
     if (calibration := summary.get("decision_rules", {}).get("calibration")) and calibration["n"]:
         stdout.print(reliability_table(calibration))
-    stdout.print(f"results: {out / RESULTS} · summary: {out / SUMMARY}")
-    return _exit_code(err, [r for r in final if r.id in {i.id for i in items}])
+    for table in panel_tables(summary["panel"], summary["metric"]) if summary.get("panel") else []:
+        stdout.print(table)
 
 
 def _features(err: Any, args: argparse.Namespace, records: list[Any]) -> dict[str, bool | None]:

@@ -51,6 +51,10 @@ async def judge_one(item: Item, program: Any, *, task: str, method: str) -> Reco
         pred = await program.acall(**item.inputs())
         result: JudgeResult = pred.result
         record = Record(item.id, task, method, result.status, item, result)
+        # A panel's prediction carries its members' outcomes beside the panel's result (judges.panel).
+        members = pred.get("members") if hasattr(pred, "get") else None
+        if members is not None:
+            record.members = list(members)
     except BackboneError:
         raise
     except Exception as exc:  # recorded per item; the run goes on
