@@ -88,12 +88,16 @@ def build_panel(
     args: argparse.Namespace, spec: TaskSpec, members: list[PanelMember]
 ) -> tuple[Any, list[dict[str, Any]]]:
     """The panel judge (each member's program as `run_program` builds it) and run.json's `panel`."""
+    from cejudge_dspy.errors import CEJudgeError
     from cejudge_dspy.judges import prompt_fingerprint, run_program, run_program_identity
     from cejudge_dspy.judges.panel import PanelJudge
 
     built, identity = [], []
     for m in members:
-        program = run_program(spec.name, options=m.options)
+        try:
+            program = run_program(spec.name, options=m.options)
+        except CEJudgeError as exc:
+            raise type(exc)(f"{_source(args)}: member '{m.name}': {exc}") from None
         label = run_program_identity(spec.name, m.method, m.options.program)
         built.append((m, program))
         identity.append(m.identity(spec, label, prompt_fingerprint(program)))
