@@ -144,3 +144,49 @@ def panel_backbone(args: argparse.Namespace, members: list[PanelMember], status:
         dspy.context(lm=first_lm, **({"adapter": first_adapter} if first_adapter else {})),
     ):
         yield first_lm
+
+
+def judge_with_panel(
+    args: argparse.Namespace, spec: TaskSpec, items: list[Any], members: list[PanelMember]
+) -> int:
+    """`cejudge judge` with a panel: each item judged by every member, then each member's verdict and the
+    panel's votes printed (or, with --json, the panel's result with its `members`)."""
+    import json
+    import time
+
+    from cejudge_dspy.cli._progress import JudgeDisplay, live
+    from cejudge_dspy.cli.display import console, verdict_panel, votes_table
+    from cejudge_dspy.judges.verdicts import JudgeResult
+    from cejudge_dspy.usage import clock, on_progress
+
+    check_panel(args, spec, members)
+    program, _ = build_panel(args, spec, members)
+    out, err = console(), console(stderr=True)
+    display = JudgeDisplay(err, len(items))
+    results = []
+    with (
+        live(err, display, transient=True),
+        panel_backbone(args, members, display),
+        on_progress(display.on_stage),
+    ):
+        for n, item in enumerate(items, 1):
+            display.start_item(n)
+            started = time.monotonic()
+            pred = program(**item.inputs())
+            results.append((item, pred.result, pred.members))
+            err.print(
+                f"[dim]item {n}/{len(items)} judged by the panel in {clock(time.monotonic() - started)}[/]"
+            )
+    for item, result, outcomes in results:
+        item_id = item.id if len(items) > 1 else None
+        if args.json:
+            row = {"id": item.id, **result.to_dict(), "members": outcomes}
+            out.print_json(json.dumps(row, ensure_ascii=False))
+            continue
+        for m in outcomes:
+            if m.get("result"):
+                out.print(
+                    verdict_panel(JudgeResult.from_dict(m["result"]), spec, f"member {m['name']}", item)
+                )
+        out.print(votes_table(result, outcomes, item_id))
+    return 0 if all(r.ok for _, r, _ in results) else 1

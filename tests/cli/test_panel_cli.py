@@ -152,3 +152,18 @@ def test_the_run_directory_page_names_every_key_a_panel_run_writes(panel_run: tu
     stacked = set(panel["rules"]["stacked"]) - set(panel["rules"]["majority"])
     assert stacked == {"weights", "intercept", "folds"} and not _missing(stacked | set(panel["rules"]), text)
     assert "`against`" in text
+
+
+def test_judge_with_a_panel_prints_each_member_and_the_votes(capsys: pytest.CaptureFixture[str]) -> None:
+    pair = ["--instruction", "Capital of France?", "--response-a", "Paris.", "--response-b", "Turtles."]
+    argv = ["judge", *pair, "--lm", "simulated:0", "--lm", "simulated:1", "--method", "direct"]
+    assert main([*argv, "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["method"] == "panel" and [m["name"] for m in row["members"]] == ["simulated:0", "simulated:1"]
+    assert row["details"]["panel"]["votes"] == {m["name"]: m["result"]["verdict"] for m in row["members"]}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("COLUMNS", "200")
+        assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "member simulated:0" in printed and "member simulated:1" in printed
+    assert "agreement" in printed and "entropy" in printed

@@ -2,7 +2,7 @@
 CLI) that imports rich; everything it shows comes from JudgeResult, summaries and TaskSpec."""
 
 from cejudge_dspy.cli.display._answers import match_answers
-from cejudge_dspy.cli.display._panel import panel_tables
+from cejudge_dspy.cli.display._panel import panel_tables, votes_table
 from cejudge_dspy.cli.display._rules import decision_rules_table, reliability_table, tie_band_table
 from cejudge_dspy.cli.display._tables import (
     compare_table,
@@ -35,4 +35,5 @@ __all__ = [
     "tasks_table",
     "tie_band_table",
     "verdict_panel",
+    "votes_table",
 ]

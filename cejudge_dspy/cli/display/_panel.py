@@ -76,3 +76,41 @@ def _agreement_table(panel: dict[str, Any]) -> Table:
     table.add_row("items every member agreed on", str(a.get("unanimous", 0)), "")
     table.add_row("items without a majority", str(a.get("no_majority", 0)), "")
     return table
+
+
+def votes_table(result: Any, members: list[dict[str, Any]], item_id: str | None = None) -> Table:
+    """One item's panel: each member's vote, p(A) or score, cost and time, then the panel's verdict with
+    its agreement (`cejudge judge` with a panel)."""
+    panel = result.details.get("panel") or {}
+    pairwise = result.mode == "pairwise"
+    table = Table(title="panel" + (f" · {item_id}" if item_id else ""))
+    for col in (
+        "member",
+        "verdict" if pairwise else "score",
+        "p(A)" if pairwise else "",
+        "LM calls",
+        "seconds",
+    ):
+        table.add_column(col, justify="left" if col == "member" else "right")
+    for m in members:
+        usage = ((m.get("result") or {}).get("usage")) or {}
+        vote = panel.get("votes", {}).get(m["name"])
+        shown = _fmt(vote) if vote is not None else (m.get("error") or m["status"])
+        extra = _fmt(panel.get("p_a", {}).get(m["name"])) if pairwise else ""
+        table.add_row(m["name"], shown, extra, _fmt(usage.get("calls")), _fmt(m.get("seconds")))
+    if result.ok:
+        headline = result.verdict if pairwise else _fmt(result.score)
+        outcome = panel.get("outcome")
+        said = f"{headline} ({outcome})" if outcome == "no majority" else str(headline)
+        mean = f"mean p(A) {_fmt(panel.get('mean_p_a'))}" if pairwise else f"sd {_fmt(panel.get('sd'))}"
+        table.add_row(
+            "[bold]panel[/]", f"[bold]{said}[/]", mean if pairwise else "", _fmt(result.usage.calls), ""
+        )
+        table.caption = (
+            f"agreement {_fmt(panel.get('agreement'))} (share of {panel.get('voting')} voting members with "
+            f"the most common vote) · entropy {_fmt(panel.get('entropy'))} bits"
+            + ("" if pairwise else f" · {mean} · range {_fmt(panel.get('range'))}")
+        )
+    else:
+        table.caption = f"no panel verdict: {result.error}"
+    return table
