@@ -138,6 +138,18 @@ def _run_tasks(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_one_backbone(args: argparse.Namespace) -> None:
+    """--lm and --method name a panel's members when repeated, in the commands that take a panel (judge,
+    evaluate); elsewhere a second value is one line, never silently dropped."""
+    if hasattr(args, "panel"):
+        return
+    for flag, dest in (("--lm", "lm_all"), ("--method", "method_all")):
+        if len(set(getattr(args, dest, None) or [])) > 1:
+            raise InputError(
+                "is given more than once; only `cejudge judge` and `evaluate` take a panel", field=flag
+            )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cejudge", description="Checklist-engineered multilingual LLM judges."
@@ -164,6 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     def handler(args: argparse.Namespace) -> int:
         if hasattr(args, "lm"):  # a command with backbone flags: their bounds before anything runs
             check_backbone_args(args)
+            _check_one_backbone(args)
         if getattr(args, "preset", None) or getattr(args, "config", None):
             # Which flags the user gave, so that they win over a config file and a preset (_presets.py).
             args.given_flags = given_dests(args.preset_parser, args_list[1:], option_dests())

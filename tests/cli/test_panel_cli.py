@@ -167,3 +167,21 @@ def test_judge_with_a_panel_prints_each_member_and_the_votes(capsys: pytest.Capt
     printed = capsys.readouterr().out
     assert "member simulated:0" in printed and "member simulated:1" in printed
     assert "agreement" in printed and "entropy" in printed
+
+
+def test_panel_shards_merge_with_their_members_and_panel_summary(tmp_path: Path) -> None:
+    argv = [*BASE, "--lm", "simulated:0", "--lm", "simulated:1", "--method", "direct"]
+    shards = [tmp_path / "s1", tmp_path / "s2"]
+    for k, out in enumerate(shards, 1):
+        assert main([*argv, "--shard", f"{k}/2", "--out", str(out)]) == 0
+    merged = tmp_path / "merged"
+    assert main(["merge", *map(str, shards), "--out", str(merged)]) == 0
+    records = _lines(merged / "results.jsonl")
+    assert len(records) == 6 and all(len(r["members"]) == 2 for r in records)
+    summary = json.loads((merged / "summary.json").read_text(encoding="utf-8"))
+    assert set(summary["panel"]["members"]) == {"simulated:0", "simulated:1"}
+
+
+def test_other_commands_refuse_a_second_backbone(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["backbones", "check", "--lm", "simulated:0", "--lm", "simulated:1"]) == 2
+    assert "--lm: is given more than once" in " ".join(capsys.readouterr().err.split())
