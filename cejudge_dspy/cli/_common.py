@@ -142,10 +142,14 @@ def check_api_key(args: argparse.Namespace) -> None:
     """An `openai/` model with no key to send: DSPy's native route fails on the first call, which for
     `evaluate` comes after its run directory opened. A local OpenAI-compatible server (--api-base) may
     take no key."""
-    lm = getattr(args, "lm", None)
+    check_key(getattr(args, "lm", None), args.api_key, args.api_base)
+
+
+def check_key(lm: Any, api_key: str | None, api_base: str | None) -> None:
+    """`check_api_key` for one backbone (a panel's member has its own key and server)."""
     if not isinstance(lm, str) or not lm.strip().startswith("openai/"):
         return
-    if not (args.api_key or args.api_base or os.environ.get("OPENAI_API_KEY")):
+    if not (api_key or api_base or os.environ.get("OPENAI_API_KEY")):
         raise BackboneError(
             f"backbone '{lm.strip()}' has no API key; pass --api-key or set OPENAI_API_KEY "
             "(or --api-base for a local OpenAI-compatible server)"

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from cejudge_dspy.cli._common import backbone_options, repeat_penalty
+from cejudge_dspy.cli._common import backbone_options, check_key, repeat_penalty
 from cejudge_dspy.cli._program_args import judge_options
 from cejudge_dspy.errors import InputError
 from cejudge_dspy.tasks import TaskSpec
@@ -74,6 +74,7 @@ def check_panel(args: argparse.Namespace, spec: TaskSpec, members: list[PanelMem
     for m in members:
         try:
             check_backbone(m.lm, **member_backbone_options(args, m))
+            check_key(m.lm, m.api_key, m.api_base)
             check_method_backbone(m.method, m.lm, m.api_base)
         except CEJudgeError as exc:
             raise type(exc)(f"{_source(args)}: member '{m.name}': {exc}") from None
