@@ -135,10 +135,12 @@ def _explain(exc: Exception) -> Exception:
 
 
 def _secrets() -> list[str]:
-    """The current backbone's API key: never stored in a record, whatever a server echoes back."""
-    lm = dspy.settings.lm
-    key = (getattr(lm, "kwargs", None) or {}).get("api_key")
-    return [key] if isinstance(key, str) else []
+    """The current backbone's API key, and a panel's members' (judges.panel.panel_lms): never stored in a
+    record, whatever a server echoes back."""
+    from cejudge_dspy.judges.panel import panel_lms
+
+    keys = [(getattr(lm, "kwargs", None) or {}).get("api_key") for lm in [dspy.settings.lm, *panel_lms()]]
+    return list(dict.fromkeys(k for k in keys if isinstance(k, str)))
 
 
 def _count(progress: RunProgress, record: Record) -> None:

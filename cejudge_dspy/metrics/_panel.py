@@ -113,7 +113,7 @@ def _scored(
     result = fn(p, g)
     if n_resamples and result.n >= MIN_CI_ITEMS:
         result = bootstrap_ci(fn, p, g, n_resamples=n_resamples, seed=seed)
-    counts = item_counts([replace(rows[i], result=rows[i].result) for i in keep]) if rows else {}
+    counts = item_counts([rows[i] for i in keep]) if rows else {}
     return result.to_dict() | {"counts": counts}
 
 

@@ -223,3 +223,29 @@ def test_a_bad_panel_file_is_one_line_naming_file_member_and_field(
         read_panel_file(path, JudgeOptions())
     message = str(caught.value)
     assert str(path) in message and expected in message and "\n" not in message
+
+
+def test_every_member_s_api_key_is_redacted_from_the_records(tmp_path: Path) -> None:
+    """The runner redacts the current backbone's key and, in a panel, each member's."""
+    import asyncio
+
+    from cejudge_dspy.data import Item
+    from cejudge_dspy.evaluate import judge_items
+
+    spec = load_task("chat")
+    direct = JudgeOptions(method="direct", orders="single")
+
+    def leak(inputs: dict[str, str]) -> dict[str, str]:
+        raise RuntimeError("server said: your key sk-member-two-secret is over quota")
+
+    one, _ = fake_lm(_choose("A"))
+    two, _ = fake_lm({"verdict": leak})
+    two.kwargs["api_key"] = "sk-member-two-secret"
+    members = [PanelMember("one", "a", direct), PanelMember("two", "b", direct)]
+    judge = PanelJudge([(m, run_program(spec, options=m.options)) for m in members], "pairwise")
+    item = Item("i1", "pairwise", f"q {uuid.uuid4().hex}", response_a="x", response_b="y", label="A")
+    out = tmp_path / "results.jsonl"
+    with panel_backbones({("a", None): (one, None), ("b", None): (two, None)}), dspy.context(lm=one):
+        asyncio.run(judge_items([item], judge, out, task="chat", method="panel"))
+    text = out.read_text(encoding="utf-8")
+    assert "over quota" in text and "sk-member-two-secret" not in text

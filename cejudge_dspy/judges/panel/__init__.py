@@ -18,7 +18,7 @@ if TYPE_CHECKING:
         majority,
         vote_entropy,
     )
-    from cejudge_dspy.judges.panel._judge import PanelJudge, panel_backbones
+    from cejudge_dspy.judges.panel._judge import PanelJudge, panel_backbones, panel_lms
     from cejudge_dspy.judges.panel._members import (
         PanelMember,
         check_members,
@@ -36,6 +36,7 @@ _WHERE = {
     "vote_entropy": "_combine",
     "PanelJudge": "_judge",
     "panel_backbones": "_judge",
+    "panel_lms": "_judge",
     "PanelMember": "_members",
     "check_members": "_members",
     "check_names": "_members",
@@ -67,6 +68,7 @@ __all__ = [
     "majority",
     "members_from_flags",
     "panel_backbones",
+    "panel_lms",
     "read_panel_file",
     "vote_entropy",
 ]

@@ -43,6 +43,12 @@ def panel_backbones(backbones: Backbones) -> Iterator[None]:
         _backbones.reset(token)
 
 
+def panel_lms() -> list[Any]:
+    """The members' LMs of the enclosing `panel_backbones` block (none outside one): the runner redacts
+    each one's API key from the records."""
+    return [lm for lm, _ in (_backbones.get() or {}).values()]
+
+
 class PanelJudge(dspy.Module):
     """A judge whose members are (backbone, method, options) triples with their programs."""
 
