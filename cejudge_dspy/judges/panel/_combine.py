@@ -38,6 +38,8 @@ class MemberOutcome:
     result: JudgeResult | None
     error: str | None = None
     seconds: float = 0.0
+    # What the member's backbone gave it (judges.backbone_features), as a record's `features`.
+    features: dict[str, bool | None] | None = None
 
     def vote(self) -> Any:
         """The member's verdict (pairwise) or score (pointwise); None when it gave none."""
@@ -61,7 +63,7 @@ class MemberOutcome:
             "result": self.result.to_dict() if self.result is not None else None,
             "error": self.error,
             "seconds": self.seconds,
-        }
+        } | ({"features": dict(self.features)} if self.features is not None else {})
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MemberOutcome:
@@ -72,6 +74,7 @@ class MemberOutcome:
             result=JudgeResult.from_dict(result) if isinstance(result, dict) else None,
             error=data.get("error"),
             seconds=float(data.get("seconds") or 0.0),
+            features=data.get("features"),
         )
 
 

@@ -22,6 +22,7 @@ import dspy
 
 from cejudge_dspy.backbones import explain_backbone_error
 from cejudge_dspy.errors import BackboneError
+from cejudge_dspy.judges._features import backbone_features
 from cejudge_dspy.judges._shared import SharedWork
 from cejudge_dspy.judges._sync import run_sync
 from cejudge_dspy.judges.panel._combine import MemberOutcome, combine
@@ -97,6 +98,7 @@ class PanelJudge(dspy.Module):
                 if explained is not None:
                     raise explained from exc
                 outcome = MemberOutcome(member.name, "error", None, error=f"{type(exc).__name__}: {exc}")
+            outcome.features = backbone_features(dspy.settings.lm)  # this member's backbone
         outcome.seconds = round(time.monotonic() - start, 3)
         return outcome
 
