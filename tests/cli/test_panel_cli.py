@@ -185,3 +185,19 @@ def test_panel_shards_merge_with_their_members_and_panel_summary(tmp_path: Path)
 def test_other_commands_refuse_a_second_backbone(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["backbones", "check", "--lm", "simulated:0", "--lm", "simulated:1"]) == 2
     assert "--lm: is given more than once" in " ".join(capsys.readouterr().err.split())
+
+
+def test_compare_names_a_panel_by_its_members(
+    panel_run: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    single = tmp_path / "single"
+    assert main([*BASE, "--lm", "simulated:0", "--out", str(single)]) == 0
+    capsys.readouterr()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("COLUMNS", "400")
+        assert main(["compare", str(panel_run[0]), str(single)]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    members = " + ".join(
+        ["simulated:0/cejudge", "simulated:0/direct", "simulated:1/cejudge", "simulated:1/direct"]
+    )
+    assert f"panel ({members}) → None" in said
