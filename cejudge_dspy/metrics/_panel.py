@@ -16,8 +16,8 @@ judges.panel). The rules:
 
 Agreement across members: Fleiss' kappa (pairwise verdicts, items every member voted on) and Krippendorff's
 alpha (nominal verdicts pairwise, interval scores pointwise). Paired tests against the best single member
-(its overall metric): McNemar on per-item correctness for accuracy, the paired bootstrap of the difference
-for correlations (metrics._significance).
+(its overall metric), of each rule and each other member: McNemar on per-item correctness for accuracy, the
+paired bootstrap of the difference for correlations (metrics._significance).
 """
 
 from __future__ import annotations
@@ -80,6 +80,13 @@ def panel_summary(
         "tests": {
             name: _paired_test(spec, preds, best_preds, golds, n_resamples, seed) | {"against": best}
             for name, (preds, _) in rules.items()
+        },
+        # The other members against the best one on the same items (the same tests).
+        "member_tests": {
+            name: _paired_test(spec, [prediction(r) for r in recs], best_preds, golds, n_resamples, seed)
+            | {"against": best}
+            for name, recs in by_member.items()
+            if name != best
         },
         "agreement": _agreement(rows, by_member, spec),
         "members_vs_panel": {

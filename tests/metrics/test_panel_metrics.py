@@ -50,6 +50,10 @@ def test_members_and_the_majority_are_scored_against_the_labels() -> None:
     test = summary["tests"]["majority"]
     assert (test["extra"]["b"], test["extra"]["c"], test["against"]) == (0, 1, "a")
     assert test["p_value"] == pytest.approx(1.0)
+    # The other members against a: b is wrong on 4 items a got right, c on 2; neither is right where a is not.
+    assert set(summary["member_tests"]) == {"b", "c"}
+    assert [summary["member_tests"][n]["extra"]["c"] for n in ("b", "c")] == [4, 2]
+    assert summary["member_tests"]["b"]["p_value"] == pytest.approx(0.125)  # binomial 0 of 4, two-sided
     # Each member against the panel's verdicts: a agrees on 5/6, b on 3/6 (items 0, 3, 5), c on 5/6.
     vs = {n: m["value"] for n, m in summary["members_vs_panel"].items()}
     assert vs == pytest.approx({"a": 5 / 6, "b": 0.5, "c": 5 / 6})

@@ -35,8 +35,9 @@ def _judges_table(panel: dict[str, Any], metric: str) -> Table:
     for name, m in panel["members"].items():
         versus = panel["members_vs_panel"].get(name) or {}
         mark = " (best)" if name == best else ""
+        test = _test_cell(panel["member_tests"][name]) if name in panel.get("member_tests", {}) else ""
         table.add_row(
-            f"{name}{mark}", _fmt(m.get("value")), _ci(m), str(m.get("n", 0)), _fmt(versus.get("value")), ""
+            f"{name}{mark}", _fmt(m.get("value")), _ci(m), str(m.get("n", 0)), _fmt(versus.get("value")), test
         )
     for name, m in panel["rules"].items():
         label = f"[bold]panel: {name}[/]" + (" (headline)" if name == panel["headline_rule"] else "")
