@@ -277,7 +277,10 @@ def _paired_test(
             [right(b, g) for b, g in zip(best, golds, strict=True)],
         ).to_dict()
     fn = CORRELATIONS[spec.metric]
-    return paired_bootstrap_diff(fn, preds, best, golds, n_resamples=max(n_resamples, 1), seed=seed).to_dict()
+    diff = paired_bootstrap_diff(fn, preds, best, golds, n_resamples=max(n_resamples, 1), seed=seed).to_dict()
+    if not n_resamples:  # --bootstrap 0: the difference, without an interval or a p-value
+        diff |= {"ci_low": None, "ci_high": None, "p_value": None, "reason": "no resamples (--bootstrap 0)"}
+    return diff
 
 
 def _agreement(rows: Sequence[Record], by_member: dict[str, list[Record]], spec: TaskSpec) -> dict[str, Any]:

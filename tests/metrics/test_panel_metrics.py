@@ -171,3 +171,13 @@ def test_a_pointwise_panel_scores_the_mean_and_stacks_by_least_squares() -> None
     assert summary["agreement"]["krippendorff_alpha"]["name"] == "krippendorff_alpha_interval"
     preds, _ = stack_pointwise((["good", "flat"], np.column_stack([good, flat])), labels, seed=1)
     assert stacked["value"] == pytest.approx(kendall_tau(preds, labels).value)
+
+
+def test_without_resamples_a_correlation_test_has_a_difference_and_no_p_value() -> None:
+    labels = [1.0, 2.0, 3.0, 4.0, 5.0, 2.0]
+    records = [_scored(i, g, {"x": g, "y": 6 - g}) for i, g in enumerate(labels)]
+    summary = panel_summary(records, load_task("literary"), n_resamples=0)
+    test = summary["member_tests"]["y"]
+    assert (
+        test["value"] == pytest.approx(-2.0) and test["p_value"] is None and "--bootstrap 0" in test["reason"]
+    )

@@ -24,6 +24,8 @@ def _ci(m: dict[str, Any]) -> str:
 def _test_cell(test: dict[str, Any]) -> str:
     if test.get("value") is None:
         return test.get("reason") or "n/a"
+    if test.get("p_value") is None:
+        return f"{test['value']:+.3f} ({test.get('reason') or 'no p-value'})"
     return f"{test['value']:+.3f} (p = {_fmt(test.get('p_value'))})"
 
 
