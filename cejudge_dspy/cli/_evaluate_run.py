@@ -117,17 +117,26 @@ def _print_tables(summary: dict[str, Any]) -> None:
 
 
 def _features(err: Any, args: argparse.Namespace, records: list[Any]) -> dict[str, bool | None]:
-    """What the backbone gave the run (judges.combined_features), and one stderr line when it lacked any."""
+    """What the backbone gave the run (judges.combined_features), and one stderr line when it lacked any;
+    a panel's run: one line per member whose backbone lacked any (its records' `members`)."""
     from cejudge_dspy.judges import combined_features, missing_features
 
     features = combined_features([r.features for r in records])
-    if missing := missing_features(features):
-        err.print(
-            f"backbone {args.lm} gave this run no {', '.join(missing)} (see each record's features; "
-            "`cejudge backbones check` asks a server what it gives)",
-            soft_wrap=True,
-            markup=False,
-        )
+    per_member: dict[str, list[Any]] = {}
+    for r in records:
+        for m in r.members or []:
+            per_member.setdefault(m["name"], []).append(m.get("features"))
+    lacking = {f"member {k}": combined_features(v) for k, v in per_member.items()} or {
+        f"backbone {args.lm}": features
+    }
+    for who, had in lacking.items():
+        if missing := missing_features(had):
+            err.print(
+                f"{who} gave this run no {', '.join(missing)} (see each record's features; "
+                "`cejudge backbones check` asks a server what it gives)",
+                soft_wrap=True,
+                markup=False,
+            )
     return features
 
 
