@@ -36,6 +36,7 @@ from cejudge_dspy.cli._common import (
     program_label,
     run_command,
 )
+from cejudge_dspy.cli._panel import add_panel_arg
 from cejudge_dspy.cli._presets import add_preset_arg, apply_preset, describe_preset
 from cejudge_dspy.cli._program_args import add_program_args, apply_config, given_dests, option_dests
 from cejudge_dspy.errors import InputError
@@ -58,11 +59,13 @@ def _judge_parser(sub: Any) -> None:
     add_preset_arg(p)
     add_program_args(p)
     add_backbone_args(p)
+    add_panel_arg(p)
     p.set_defaults(handler=_run_judge)
 
 
 def _run_judge(args: argparse.Namespace) -> int:
     from cejudge_dspy.cli._judge_input import items_from_args
+    from cejudge_dspy.cli._panel import judge_with_panel, panel_members
     from cejudge_dspy.cli._program_args import judge_options
     from cejudge_dspy.cli._progress import JudgeDisplay, live
     from cejudge_dspy.cli.display import console, verdict_panel
@@ -75,6 +78,8 @@ def _run_judge(args: argparse.Namespace) -> int:
     out, err = console(), console(stderr=True)
     if args.preset:
         err.print(describe_preset(args, spec.name), soft_wrap=True)
+    if (members := panel_members(args)) is not None:
+        return judge_with_panel(args, spec, items_from_args(args, spec), members)
     judge_options(args).check(spec)
     check_method_backbone(args.method, args.lm, args.api_base)
     items = items_from_args(args, spec)
@@ -133,6 +138,18 @@ def _run_tasks(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_one_backbone(args: argparse.Namespace) -> None:
+    """--lm and --method name a panel's members when repeated, in the commands that take a panel (judge,
+    evaluate); elsewhere a second value is one line, never silently dropped."""
+    if hasattr(args, "panel"):
+        return
+    for flag, dest in (("--lm", "lm_all"), ("--method", "method_all")):
+        if len(set(getattr(args, dest, None) or [])) > 1:
+            raise InputError(
+                "is given more than once; only `cejudge judge` and `evaluate` take a panel", field=flag
+            )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cejudge", description="Checklist-engineered multilingual LLM judges."
@@ -159,6 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     def handler(args: argparse.Namespace) -> int:
         if hasattr(args, "lm"):  # a command with backbone flags: their bounds before anything runs
             check_backbone_args(args)
+            _check_one_backbone(args)
         if getattr(args, "preset", None) or getattr(args, "config", None):
             # Which flags the user gave, so that they win over a config file and a preset (_presets.py).
             args.given_flags = given_dests(args.preset_parser, args_list[1:], option_dests())

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from cejudge_dspy.cli._program_args import judge_options
+from cejudge_dspy.cli._program_args import Repeatable, judge_options
 from cejudge_dspy.errors import BackboneError, CEJudgeError, InputError
 
 if TYPE_CHECKING:  # the flags are built without DSPy; commands import it when they run
@@ -84,7 +84,9 @@ def add_backbone_args(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--lm",
         default="embedded",
-        help="embedded (default), gguf:PATH, or a dspy model string such as hosted_vllm/MODEL",
+        action=Repeatable,
+        help="embedded (default), gguf:PATH, or a dspy model string such as hosted_vllm/MODEL; repeated "
+        "(evaluate, judge), a panel: one member per backbone (and per --method)",
     )
     g.add_argument("--api-base", default=None, help="server URL for HTTP backbones, including /v1")
     g.add_argument("--api-key", default=None, help="API key for HTTP backbones")
@@ -140,10 +142,14 @@ def check_api_key(args: argparse.Namespace) -> None:
     """An `openai/` model with no key to send: DSPy's native route fails on the first call, which for
     `evaluate` comes after its run directory opened. A local OpenAI-compatible server (--api-base) may
     take no key."""
-    lm = getattr(args, "lm", None)
+    check_key(getattr(args, "lm", None), args.api_key, args.api_base)
+
+
+def check_key(lm: Any, api_key: str | None, api_base: str | None) -> None:
+    """`check_api_key` for one backbone (a panel's member has its own key and server)."""
     if not isinstance(lm, str) or not lm.strip().startswith("openai/"):
         return
-    if not (args.api_key or args.api_base or os.environ.get("OPENAI_API_KEY")):
+    if not (api_key or api_base or os.environ.get("OPENAI_API_KEY")):
         raise BackboneError(
             f"backbone '{lm.strip()}' has no API key; pass --api-key or set OPENAI_API_KEY "
             "(or --api-base for a local OpenAI-compatible server)"

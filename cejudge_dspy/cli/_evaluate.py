@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from cejudge_dspy.cli._common import add_backbone_args, build, parse_fields, program_label
 from cejudge_dspy.cli._compare import add_parsers as add_compare_parsers
 from cejudge_dspy.cli._evaluate_ray import add_ray_args, check_ray_args
+from cejudge_dspy.cli._panel import add_panel_arg
 from cejudge_dspy.cli._presets import add_preset_arg, apply_preset, describe_preset
 from cejudge_dspy.cli._program_args import add_program_args
 from cejudge_dspy.cli._run_setup import BOOTSTRAP, CONCURRENCY, FIRST, LIMIT
@@ -34,6 +35,7 @@ def add_parsers(sub: Any) -> None:
     add_preset_arg(p)
     add_program_args(p)
     add_backbone_args(p)
+    add_panel_arg(p)
     p.add_argument("--data", help="local file or directory (default: the task's hub dataset)")
     p.add_argument("--field", action="append", help="KEY=COLUMN mapping override (repeatable)")
     p.add_argument("--const", action="append", help="KEY=VALUE constant field, e.g. label=A (repeatable)")
@@ -47,7 +49,7 @@ def add_parsers(sub: Any) -> None:
     take.add_argument(
         "--first", type=int, help=f"the first N items in file order, reading no further ({FIRST.describe()})"
     )
-    p.add_argument("--out", help="run directory (default runs/<task>-<method>[-<preset>])")
+    p.add_argument("--out", help="run directory (default runs/<task>-<method or panel>[-<preset>])")
     p.add_argument(
         "--concurrency", type=int, default=1, help=f"items in flight at once ({CONCURRENCY.describe()})"
     )
@@ -90,6 +92,7 @@ def parse_shard(value: str | None) -> tuple[int, int] | None:
 
 def run_evaluate(args: argparse.Namespace) -> int:
     from cejudge_dspy.cli._evaluate_run import judge_and_summarize
+    from cejudge_dspy.cli._panel import build_panel, check_panel, panel_identity, panel_members
     from cejudge_dspy.cli._run_setup import check_lm, check_options, check_program_options, run_identity
     from cejudge_dspy.cli.display import console
     from cejudge_dspy.data import field_mapping, fingerprint, load_items
@@ -106,9 +109,15 @@ def run_evaluate(args: argparse.Namespace) -> int:
     spec = load_task(apply_preset(args, args.task))
     if args.preset:
         console(stderr=True).print(describe_preset(args, spec.name), soft_wrap=True)
-    check_program_options(args, spec)
-    check_lm(args)
-    program = build(args, spec.name)
+    members = panel_members(args)
+    if members is None:
+        check_program_options(args, spec)
+        check_lm(args)
+        program = build(args, spec.name)
+    else:
+        check_panel(args, spec, members)
+        program, panel = build_panel(args, spec, members)
+    args.members = members
     fields, constants = parse_fields(args.field), parse_fields(args.const, "--const")
     items = load_items(
         spec,
@@ -123,17 +132,20 @@ def run_evaluate(args: argparse.Namespace) -> int:
     )
     if shard:
         items = [i for i in items if shard_of(shard_key(i), shard[1]) == shard[0] - 1]
-    out = Path(args.out or f"runs/{args.task}-{args.method}" + (f"-{args.preset}" if args.preset else ""))
+    method = args.method if members is None else "panel"
+    out = Path(args.out or f"runs/{args.task}-{method}" + (f"-{args.preset}" if args.preset else ""))
     config = run_identity(
         args,
         spec,
-        program_label(args, spec.name),
+        program_label(args, spec.name) if members is None else "panel",
         fingerprint(spec, args.data),
         *field_mapping(spec, fields, constants),
         prompts=prompt_fingerprint(program),
     )
     if shard:
         config["shard"] = f"{shard[0]}/{shard[1]}"
+    if members is not None:
+        config |= panel_identity(args, members, panel)
     config["items"] = item_ids([i.id for i in items])  # what readers and merge check a run's records against
     with lock(out):
         records = prepare_run_dir(out, config, force_new=args.force_new)

@@ -43,25 +43,34 @@ def judge_and_summarize(
     err.print(
         f"{len(items)} items, {len(items) - len(todo)} already in {out / RESULTS}, {len(todo)} to judge"
     )
-    announce_program(err, config["program"], spec.name if args.method == "cejudge" else None, args.program)
+    members = getattr(args, "members", None)  # a panel's (cli/_panel.py), or None for one judge
+    if members is None:
+        announce_program(
+            err, config["program"], spec.name if args.method == "cejudge" else None, args.program
+        )
+    else:
+        err.print(f"panel: {len(members)} members ({', '.join(m.name for m in members)})", markup=False)
     if todo and args.ray is not None:
         judge_with_ray(args, spec, todo, out, config, err)
     elif todo:
         from cejudge_dspy.cli._progress import RunDisplay, live
 
-        display = RunDisplay(f"{spec.name} · {args.method}", len(todo))
+        display = RunDisplay(f"{spec.name} · {config['method']}", len(todo))
 
         def tick(record: Any) -> None:
             display.on_record(record.id, record.status)
 
-        with live(err, display, transient=False), backbone(args, display):
+        from cejudge_dspy.cli._panel import panel_backbone
+
+        lm = backbone(args, display) if members is None else panel_backbone(args, members, display)
+        with live(err, display, transient=False), lm:
             asyncio.run(
                 judge_items(
                     todo,
                     ItemProgram(program, todo, display.on_stage),
                     out / RESULTS,
                     task=spec.name,
-                    method=args.method,
+                    method=config["method"],
                     concurrency=args.concurrency,
                     on_record=tick,
                 )
@@ -79,6 +88,10 @@ def judge_and_summarize(
     warn_without_confidence(err, summary)
     summary["run"] = config
     summary["features"] = _features(err, args, final)
+    if members is not None:
+        from cejudge_dspy.metrics import panel_summary
+
+        summary["panel"] = panel_summary(final, spec, n_resamples=args.bootstrap, seed=args.seed)
     if todo or read_timing(out / SUMMARY) is None:
         summary["timing"] = run_timing(read_timing(out / SUMMARY), started, time.time())
     else:  # nothing was judged in this session: the run's timing stays what it was
@@ -90,12 +103,13 @@ def judge_and_summarize(
 
 
 def _print_tables(summary: dict[str, Any], mode: str) -> None:
-    """The run's tables on stdout: the summary, dimensions, both decision rules, calibration, and the
-    risk-coverage of selective judging."""
+    """The run's tables on stdout: the summary, dimensions, decision rules, reliability, calibration, the
+    risk-coverage of selective judging, and a panel's."""
     from cejudge_dspy.cli.display import (
         console,
         decision_rules_table,
         dimension_tables,
+        panel_tables,
         reliability_table,
         selective_table,
         summary_table,
@@ -111,20 +125,31 @@ def _print_tables(summary: dict[str, Any], mode: str) -> None:
         stdout.print(reliability_table(calibration))
     if (selective := summary.get("selective")) and selective["n"] > selective["n_without_confidence"]:
         stdout.print(selective_table(selective, mode))
+    for table in panel_tables(summary["panel"], summary["metric"]) if summary.get("panel") else []:
+        stdout.print(table)
 
 
 def _features(err: Any, args: argparse.Namespace, records: list[Any]) -> dict[str, bool | None]:
-    """What the backbone gave the run (judges.combined_features), and one stderr line when it lacked any."""
+    """What the backbone gave the run (judges.combined_features), and one stderr line when it lacked any;
+    a panel's run: one line per member whose backbone lacked any (its records' `members`)."""
     from cejudge_dspy.judges import combined_features, missing_features
 
     features = combined_features([r.features for r in records])
-    if missing := missing_features(features):
-        err.print(
-            f"backbone {args.lm} gave this run no {', '.join(missing)} (see each record's features; "
-            "`cejudge backbones check` asks a server what it gives)",
-            soft_wrap=True,
-            markup=False,
-        )
+    per_member: dict[str, list[Any]] = {}
+    for r in records:
+        for m in r.members or []:
+            per_member.setdefault(m["name"], []).append(m.get("features"))
+    lacking = {f"member {k}": combined_features(v) for k, v in per_member.items()} or {
+        f"backbone {args.lm}": features
+    }
+    for who, had in lacking.items():
+        if missing := missing_features(had):
+            err.print(
+                f"{who} gave this run no {', '.join(missing)} (see each record's features; "
+                "`cejudge backbones check` asks a server what it gives)",
+                soft_wrap=True,
+                markup=False,
+            )
     return features
 
 

@@ -38,8 +38,22 @@ def add_program_args(p: argparse.ArgumentParser, options: type[JudgeOptions] = J
         _add_flag(groups[opt.group], opt, getattr(defaults, f.name))
 
 
+class Repeatable(argparse.Action):
+    """A flag that may be given more than once (`--lm a --lm b`, `--method cejudge --method direct`): the
+    attribute holds the last value given, as a plain flag's would, and `<dest>_all` every value in order,
+    which `evaluate` and `judge` read as a panel (cli/_panel.py)."""
+
+    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option: Any = None) -> None:
+        setattr(
+            namespace, f"{self.dest}_all", [*(getattr(namespace, f"{self.dest}_all", None) or []), values]
+        )
+        setattr(namespace, self.dest, values)
+
+
 def _add_flag(g: Any, opt: Option, default: Any) -> None:
-    if opt.kind == "choice":
+    if opt.repeatable:
+        g.add_argument(opt.flag, default=default, action=Repeatable, help=opt.help)
+    elif opt.kind == "choice":
         g.add_argument(opt.flag, default=default, choices=opt.choices, help=opt.help)
     elif opt.kind == "number":
         g.add_argument(opt.flag, type=float, default=default, help=opt.help)

@@ -103,6 +103,8 @@ def run_identity(
         "constrained": bool(args.constrained),
         # llama.cpp's sampler setting: only local GGUF models have one.
         "repeat_penalty": repeat_penalty(args) if is_local(args.lm) else None,
+        # A panel's members (cli/_panel.py sets it, with `method` "panel"); one judge: None.
+        "panel": None,
         **judge_options(args).identity(spec),
         "data": str(Path(args.data).expanduser().resolve()) if args.data else None,
         "data_sha256": data_sha256,

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from cejudge_dspy.errors import CEJudgeError
-from cejudge_dspy.metrics import summarize
+from cejudge_dspy.metrics import panel_summary, summarize
 from cejudge_dspy.runs import (
     IDENTITY_KEYS,
     RESULTS,
@@ -107,6 +107,10 @@ def merge_runs(
         missing=n_missing or None,
     )
     summary["run"] = config
+    if config.get("panel"):  # a panel's shards: the members, the panel rules and their agreement, merged
+        summary["panel"] = panel_summary(
+            list(merged.values()), load_task(config["task"]), n_resamples=n_resamples, seed=seed
+        )
     if "partial" in config:
         summary["partial"] = config["partial"]
     _write_new_run(out, config, list(merged.values()), summary)

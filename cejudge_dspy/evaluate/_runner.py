@@ -51,6 +51,10 @@ async def judge_one(item: Item, program: Any, *, task: str, method: str) -> Reco
         pred = await program.acall(**item.inputs())
         result: JudgeResult = pred.result
         record = Record(item.id, task, method, result.status, item, result)
+        # A panel's prediction carries its members' outcomes beside the panel's result (judges.panel).
+        members = pred.get("members") if hasattr(pred, "get") else None
+        if members is not None:
+            record.members = list(members)
     except BackboneError:
         raise
     except Exception as exc:  # recorded per item; the run goes on
@@ -131,10 +135,12 @@ def _explain(exc: Exception) -> Exception:
 
 
 def _secrets() -> list[str]:
-    """The current backbone's API key: never stored in a record, whatever a server echoes back."""
-    lm = dspy.settings.lm
-    key = (getattr(lm, "kwargs", None) or {}).get("api_key")
-    return [key] if isinstance(key, str) else []
+    """The current backbone's API key, and a panel's members' (judges.panel.panel_lms): never stored in a
+    record, whatever a server echoes back."""
+    from cejudge_dspy.judges.panel import panel_lms
+
+    keys = [(getattr(lm, "kwargs", None) or {}).get("api_key") for lm in [dspy.settings.lm, *panel_lms()]]
+    return list(dict.fromkeys(k for k in keys if isinstance(k, str)))
 
 
 def _count(progress: RunProgress, record: Record) -> None:

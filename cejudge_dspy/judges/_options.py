@@ -59,6 +59,8 @@ class Option:
     # The keyword argument the factories take (default: the field's value).
     kwarg: Callable[[Any], Any] | None = None
     in_identity: bool = True
+    # Given more than once, the flag names a panel's members (cli/_panel.py); a --config file has one value.
+    repeatable: bool = False
 
     @property
     def dest(self) -> str:
@@ -143,8 +145,10 @@ class JudgeOptions:
         flag="--method",
         kind="text",
         in_identity=False,
+        repeatable=True,
         help="cejudge (default), direct, checkeval, geval, likelihood (pairwise, on a backbone that scores "
-        "a given text: its likelihood of each response as its own answer, no judgment call)",
+        "a given text: its likelihood of each response as its own answer, no judgment call); repeated, a "
+        "panel: one member per method (and per --lm)",
     )
     program: str = _option(
         "auto",

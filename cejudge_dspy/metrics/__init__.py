@@ -9,6 +9,7 @@ from cejudge_dspy.metrics._compare import compare_runs, load_run
 from cejudge_dspy.metrics._correlations import CORRELATIONS, kendall_tau, pearson, spearman
 from cejudge_dspy.metrics._dimensions import dimension_table
 from cejudge_dspy.metrics._measures import accuracy, concordance, position_consistency, strict_accuracy
+from cejudge_dspy.metrics._panel import fit_logistic, panel_summary, stack_pairwise, stack_pointwise
 from cejudge_dspy.metrics._predictions import average, score_prediction_files, strict_average
 from cejudge_dspy.metrics._result import MetricResult
 from cejudge_dspy.metrics._scoring import language_key, prediction
@@ -37,6 +38,7 @@ __all__ = [
     "compare_runs",
     "concordance",
     "dimension_table",
+    "fit_logistic",
     "fleiss_kappa",
     "fleiss_kappa_from_labels",
     "item_confidence",
@@ -47,6 +49,7 @@ __all__ = [
     "mcnemar",
     "mean_human_score",
     "paired_bootstrap_diff",
+    "panel_summary",
     "pearson",
     "per_group_correlation",
     "position_consistency",
@@ -56,6 +59,8 @@ __all__ = [
     "score_prediction_files",
     "selective_summary",
     "spearman",
+    "stack_pairwise",
+    "stack_pointwise",
     "strict_accuracy",
     "strict_average",
     "summarize",

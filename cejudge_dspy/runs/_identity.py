@@ -31,6 +31,9 @@ IDENTITY_KEYS = (
     "max_tokens",
     "constrained",
     "repeat_penalty",
+    # A panel's members, each with its backbone, method, program, prompts and options (None: one judge), so
+    # a changed panel never resumes into the old one's run.
+    "panel",
     # The judge's options (orders, decision, ... likelihood_check), declared once in JudgeOptions.
     *JudgeOptions.identity_keys(),
     "data_sha256",
@@ -98,6 +101,8 @@ LATER_KEYS: dict[str, Any] = {
     # Before a local file's `id` column named its items, every item was <file stem>/<row index>: resuming
     # such a run with the new ids would judge every item again beside its old record.
     "id_scheme": "row index",
+    # Runs from before panels were judged by one judge.
+    "panel": None,
 }
 
 
@@ -147,9 +152,38 @@ def identity_changes(
 def identity_diff(old: dict[str, Any], new: dict[str, Any], keys: tuple[str, ...] = IDENTITY_KEYS) -> str:
     """The differences between two identities as `key: old -> new, ...` ('' when they agree)."""
     return ", ".join(
-        f"{k}: {a!r} -> {b!r}" + (f" ({_MEANS[k]})" if k in _MEANS else "")
+        _panel_diff(a, b)
+        if k == "panel"
+        else f"{k}: {a!r} -> {b!r}" + (f" ({_MEANS[k]})" if k in _MEANS else "")
         for k, (a, b) in identity_changes(old, new, keys).items()
     )
+
+
+def _panel_diff(old: Any, new: Any) -> str:
+    """Two panels' difference by member: who joined or left, and each kept member's changed settings."""
+    if not isinstance(old, list) or not isinstance(new, list):
+        return f"panel: {_members(old)} -> {_members(new)}"
+    before = {m.get("name"): m for m in old if isinstance(m, dict)}
+    after = {m.get("name"): m for m in new if isinstance(m, dict)}
+    parts = [f"panel member {n!r} left" for n in before if n not in after]
+    parts += [f"panel member {n!r} joined" for n in after if n not in before]
+    for name in (n for n in after if n in before):
+        changed = sorted(
+            k for k in set(before[name]) | set(after[name]) if before[name].get(k) != after[name].get(k)
+        )
+        parts += [
+            f"panel member {name!r} {k}: {before[name].get(k)!r} -> {after[name].get(k)!r}" for k in changed
+        ]
+    if not parts and [m.get("name") for m in old] != [m.get("name") for m in new]:
+        parts.append(f"panel order: {_members(old)} -> {_members(new)}")
+    return ", ".join(parts)
+
+
+def _members(panel: Any) -> str:
+    """A panel as its members' names (None: one judge)."""
+    if not isinstance(panel, list):
+        return "one judge" if panel is None else repr(panel)
+    return "[" + ", ".join(str(m.get("name")) if isinstance(m, dict) else repr(m) for m in panel) + "]"
 
 
 # What a difference in an opaque setting means, said beside its values.

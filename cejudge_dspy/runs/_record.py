@@ -45,6 +45,10 @@ class Record:
     # What the backbone gave: {"logprobs", "scoring", "schema"} -> true, false or null (not asked; see
     # judges.backbone_features). Absent from records written before it (read back as None).
     features: dict[str, bool | None] | None = None
+    # A panel's run: each member's outcome for the item ({"name", "status", "result", "error", "seconds"},
+    # judges.panel.MemberOutcome), `result` being the panel's. Absent from a single judge's records, and
+    # ignored by readers from before panels, which read the panel's result as the record's.
+    members: list[dict[str, Any]] | None = None
 
     @property
     def label(self) -> Any:
@@ -61,7 +65,10 @@ class Record:
             "result": self.result.to_dict() if self.result is not None else None,
             "error": self.error,
             "seconds": self.seconds,
-        } | ({"features": dict(self.features)} if self.features is not None else {})
+        } | (
+            ({"features": dict(self.features)} if self.features is not None else {})
+            | ({"members": list(self.members)} if self.members is not None else {})
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Record:
@@ -86,6 +93,15 @@ class Record:
             isinstance(features, dict) and all(v is None or isinstance(v, bool) for v in features.values())
         ):
             raise RecordFieldError("features", f"is not an object of true/false/null values ({features!r})")
+        members = data.get("members")
+        if members is not None and not (
+            isinstance(members, list)
+            and all(
+                isinstance(m, dict) and isinstance(m.get("name"), str) and m.get("status") in _STATUSES
+                for m in members
+            )
+        ):
+            raise RecordFieldError("members", "is not a list of member outcomes with a name and a status")
         known = {f for f in cls.__dataclass_fields__}
         fields = {k: v for k, v in data.items() if k in known}
         fields["item"] = _part("item", Item.from_dict, data["item"])
@@ -93,6 +109,20 @@ class Record:
             _part("result", JudgeResult.from_dict, data["result"]) if data.get("result") else None
         )
         return cls(**fields)
+
+
+def member_records(records: Sequence[Record]) -> dict[str, list[Record]]:
+    """A panel run's records as each member's own run: member name -> one record per item, the member's
+    outcome with the item (in the order of `records`). Empty for a single judge's run."""
+    out: dict[str, list[Record]] = {}
+    for r in records:
+        for m in r.members or []:
+            result = _part("members", JudgeResult.from_dict, m["result"]) if m.get("result") else None
+            method = result.method if result is not None else r.method
+            member = Record(r.id, r.task, method, m["status"], r.item, result, m.get("error"))
+            member.seconds = float(m.get("seconds") or 0.0)
+            out.setdefault(m["name"], []).append(member)
+    return out
 
 
 _REQUIRED = ("id", "task", "method", "status", "item")

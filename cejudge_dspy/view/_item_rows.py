@@ -98,7 +98,28 @@ def item_row(
         row[f"score_{dim.name}"] = result.dimension_scores.get(dim.name) if result else None
     if result is not None and result.probabilities is not None:
         row.update(probability_columns(result))
+    if record.members is not None:
+        row.update(panel_columns(record))
     return row
+
+
+def panel_columns(record: Record) -> dict[str, Any]:
+    """A panel's record (judges.panel): the members' votes in panel order ("A A B", "-" for a member that
+    gave none), the share agreeing with the most common vote, and the majority outcome."""
+    panel = (record.result.details.get("panel") or {}) if record.result is not None else {}
+    votes = panel.get("votes") or {}
+    shown = [_vote(votes.get(m.get("name"))) for m in record.members or []]
+    return {
+        "votes": " ".join(shown),
+        "agreement": panel.get("agreement"),
+        "panel_outcome": panel.get("outcome"),
+    }
+
+
+def _vote(value: Any) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.2f}".rstrip("0").rstrip(".") if isinstance(value, float) else str(value)
 
 
 def probability_columns(result: JudgeResult) -> dict[str, Any]:

@@ -47,6 +47,8 @@ def page_data(runs: Sequence[ViewRun], *, n_resamples: int = 1000) -> dict[str, 
                         "error": r.error,
                         "seconds": r.seconds,
                         "result": r.result.to_dict() if r.result else None,
+                        # A panel's members, each with its own result (the drawer lists their votes).
+                        **({"members": r.members} if r.members is not None else {}),
                     }
                     for r in run.records
                 },

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from cejudge_dspy.cli import main
+from tests import support
 from tests.support import view_runs
 from tests.support.browser import CHROMIUM, MISSING, TIMEOUT_MS, chromium
 from tests.support.view_runs import chat_run, checkeval_run, literary_run
@@ -286,3 +287,33 @@ def test_a_graded_pairwise_item_shows_each_response_s_grade(browser: Any, tmp_pa
         assert not page.errors
     finally:
         page.close()
+
+
+def test_a_panel_run_shows_each_member_s_vote_and_the_agreement(browser: Any, tmp_path: Path) -> None:
+    """A panel run written by the real evaluate path (two simulated backbones, two methods)."""
+    out = tmp_path / "panel"
+    data = support.BENCHMARKS / "obvious" / "pairwise.jsonl"
+    argv = ["evaluate", "--task", "chat", "--data", str(data), "--limit", "4", "--bootstrap", "0"]
+    argv += ["--lm", "simulated:0", "--lm", "simulated:1", "--method", "cejudge", "--method", "direct"]
+    assert main([*argv, "--out", str(out)]) == 0
+    record = json.loads((out / "results.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    votes = record["result"]["details"]["panel"]["votes"]
+    v = Page(browser, _view([out], tmp_path / "panel.html"))
+    page = v.page
+    try:
+        assert v.errors == []
+        assert "votes" in page.inner_text("#items thead") and "agreement" in page.inner_text("#items thead")
+        row = page.locator(f'#items tr[data-id="{record["id"]}"]').inner_text()
+        assert " ".join(votes.values()) in row
+        page.click(f'#items tr[data-id="{record["id"]}"]')
+        drawer = page.locator("#drawer")
+        assert drawer.locator("table.panel-votes tbody tr").count() == 4
+        for name, vote in votes.items():
+            assert vote in drawer.locator(f'table.panel-votes tr[data-member="{name}"]').inner_text()
+        said = drawer.locator(".panel-agreement").inner_text()
+        agreement = record["result"]["details"]["panel"]["agreement"]
+        shown = str(int(agreement)) if float(agreement).is_integer() else f"{agreement:.3f}"  # the page's fmt
+        assert f"agreement {shown} of 4 voting" in said and "entropy" in said
+        assert v.errors == []
+    finally:
+        v.close()

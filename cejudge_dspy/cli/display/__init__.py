@@ -2,6 +2,7 @@
 CLI) that imports rich; everything it shows comes from JudgeResult, summaries and TaskSpec."""
 
 from cejudge_dspy.cli.display._answers import match_answers
+from cejudge_dspy.cli.display._panel import panel_tables, votes_table
 from cejudge_dspy.cli.display._rules import (
     decision_rules_table,
     reliability_table,
@@ -31,6 +32,7 @@ __all__ = [
     "items_panels",
     "match_answers",
     "pairwise_verdict",
+    "panel_tables",
     "pointwise_score",
     "probability_line",
     "reliability_table",
@@ -39,4 +41,5 @@ __all__ = [
     "tasks_table",
     "tie_band_table",
     "verdict_panel",
+    "votes_table",
 ]

@@ -260,7 +260,15 @@ def compare_table(cmp: dict[str, Any]) -> Table:
     caption = [f"common items {cmp['common_items']} · only in A {cmp['only_a']} · only in B {cmp['only_b']}"]
     if diffs := cmp.get("differences"):
         caption.append(
-            "A and B differ in: " + ", ".join(f"{k} {va!r} → {vb!r}" for k, (va, vb) in diffs.items())
+            "A and B differ in: "
+            + ", ".join(f"{k} {_shown(va)} → {_shown(vb)}" for k, (va, vb) in diffs.items())
         )
     table.caption = "\n".join(caption)
     return table
+
+
+def _shown(value: Any) -> str:
+    """A setting as the comparison's caption says it: a panel (run.json's `panel`) by its members' names."""
+    if isinstance(value, list) and all(isinstance(m, dict) and "name" in m for m in value):
+        return "(" + " + ".join(str(m["name"]) for m in value) + ")"  # no brackets: rich reads them as markup
+    return repr(value)

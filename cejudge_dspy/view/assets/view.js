@@ -161,6 +161,8 @@ function itemsSection(run) {
 
   const cols = [
     ["id", "id"], ["language", "language"], ["gold", "gold"], ["judge", pairwise ? "verdict" : "score"],
+    // A panel's run: the members' votes and the share agreeing, beside the panel's verdict.
+    ...(run.rows.some((r) => r.votes !== undefined) ? [["votes", "votes"], ["agreement", "agreement", "num"]] : []),
     ...(pairwise ? [["verdict_AB", "A/B"], ["verdict_BA", "B/A"]] : []),
     ...(run.rows.some((r) => r.decided_by) ? [...(pairwise ? [["p_A", "p(A)", "num"]] : []), ["argmax", "argmax"]] : []),
     ["outcome", "outcome"], ["seconds", "seconds", "num"], ["calls", "calls", "num"],
@@ -285,6 +287,21 @@ function probabilitySection(res, pairwise) {
   return [el("div", { class: "probabilities" }, out)];
 }
 
+// A panel's record: each member's vote (and p(A) or score), status and cost, with the item's agreement.
+function panelSection(rec, res, pairwise) {
+  const members = rec.members, panel = (res.details || {}).panel;
+  if (!members || !panel) return [];
+  const votes = panel.votes || {}, pa = panel.p_a || {};
+  const head = ["member", pairwise ? "vote" : "score", ...(pairwise ? ["p(A)"] : []), "status", "LM calls", "seconds"];
+  const rows = members.map((m) => el("tr", { "data-member": m.name }, el("td", { text: m.name }), el("td", { class: "num", text: fmt(votes[m.name]) }),
+    pairwise ? el("td", { class: "num", text: fmt(pa[m.name]) }) : null, el("td", {}, badge(m.status)),
+    el("td", { class: "num", text: fmt(((m.result || {}).usage || {}).calls) }), el("td", { class: "num", text: fmt(m.seconds, 2) })));
+  const said = [`outcome ${fmt(panel.outcome)}`, `agreement ${fmt(panel.agreement)} of ${panel.voting} voting`, `entropy ${fmt(panel.entropy)} bits`,
+    ...(pairwise ? [`mean p(A) ${fmt(panel.mean_p_a)} → ${fmt(panel.mean_verdict)}`] : [`sd ${fmt(panel.sd)}`, `range ${fmt(panel.range)}`])];
+  return [el("h3", { text: `Panel (${members.length} members)` }), el("p", { class: "muted panel-agreement", text: said.join(" · ") }),
+    el("table", { class: "panel-votes" }, el("thead", {}, el("tr", {}, head.map((h) => el("th", { text: h })))), el("tbody", {}, rows))];
+}
+
 function distribution(dist) {
   return el("table", { class: "distribution" }, el("tbody", {}, Object.entries(dist).map(([level, q]) => el("tr", { "data-level": level },
     el("td", { class: "num", text: level }), el("td", { class: "num", text: fmt(q) }),
@@ -301,6 +318,7 @@ function itemDetail(run, item, rec, res, row) {
     pairwise ? el("div", {}, el("div", { class: "label", text: "consistent across orders" }), el("strong", { text: fmt(res.consistent) })) : null,
     el("div", {}, el("div", { class: "label", text: "seconds" }), el("strong", { text: fmt(rec.seconds, 2) }))));
 
+  out.push(...panelSection(rec, res, pairwise));
   out.push(...probabilitySection(res, pairwise));
 
   // What went wrong, first: the stage, the reason, the raw output.
