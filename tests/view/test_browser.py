@@ -295,7 +295,9 @@ def test_a_panel_run_shows_each_member_s_vote_and_the_agreement(browser: Any, tm
     data = support.BENCHMARKS / "obvious" / "pairwise.jsonl"
     argv = ["evaluate", "--task", "chat", "--data", str(data), "--limit", "4", "--bootstrap", "0"]
     argv += ["--lm", "simulated:0", "--lm", "simulated:1", "--method", "cejudge", "--method", "direct"]
-    assert main([*argv, "--out", str(out)]) == 0
+    # In a subprocess: the browser fixture's event loop runs in this thread.
+    cli = [sys.executable, "-c", "import sys; from cejudge_dspy.cli._app import main; sys.exit(main())"]
+    assert subprocess.run([*cli, *argv, "--out", str(out)], check=False).returncode == 0
     record = json.loads((out / "results.jsonl").read_text(encoding="utf-8").splitlines()[0])
     votes = record["result"]["details"]["panel"]["votes"]
     v = Page(browser, _view([out], tmp_path / "panel.html"))
