@@ -3,6 +3,8 @@
     python -m benchmarks.bench_server_throughput                          # 4 items, direct, 1,2,4,8
     python -m benchmarks.bench_server_throughput --items 2 --concurrency 1,2   # a quick end-to-end check
     python -m benchmarks.bench_server_throughput --method cejudge --items 8 --json /tmp/roads.json
+    python -m benchmarks.bench_server_throughput --adapter json     # the same prompts on both roads
+    python -m benchmarks.bench_server_throughput --roads server     # one road only
 
 The same first N items of a pairwise file (default: the 60 obvious pairs, benchmarks/obvious/) are judged
 with `--method` (default `direct`, the cheapest: one call per order) on two roads, in one process and
@@ -199,25 +201,29 @@ def measure(
 
 
 @contextmanager
-def real_roads(adapter: str, n_ctx: int) -> Iterator[dict[str, tuple[LmFactory, Any]]]:
-    """The two real roads: the packaged model in-process, and the same file behind llama_cpp.server."""
+def real_roads(chosen: Sequence[str], adapter: str, n_ctx: int) -> Iterator[dict[str, tuple[LmFactory, Any]]]:
+    """The chosen real roads: the packaged model in-process, and the same file behind llama_cpp.server
+    (started only when chosen)."""
     from cejudge_dspy.backbones import make_lm, preferred_adapter
     from tests.support.llama_server import MODEL, LlamaServer, llama_server_available
-
-    if (why := llama_server_available()) is not None:
-        raise SystemExit(f"error: the server road cannot run here: {why}")
 
     def pick(spec: str) -> Any:
         return ADAPTERS[adapter]() if adapter in ADAPTERS else preferred_adapter(spec)
 
+    roads: dict[str, tuple[LmFactory, Any]] = {}
+    if "in-process" in chosen:
+        roads["in-process"] = (
+            lambda c: make_lm("embedded", cache=False, parallel=c, n_ctx=n_ctx, prompt_states=False),
+            pick("embedded"),
+        )
+    if "server" not in chosen:
+        yield roads
+        return
+    if (why := llama_server_available()) is not None:
+        raise SystemExit(f"error: the server road cannot run here: {why}")
     with LlamaServer(n_ctx=n_ctx) as server:
-        yield {
-            "in-process": (
-                lambda c: make_lm("embedded", cache=False, parallel=c, n_ctx=n_ctx, prompt_states=False),
-                pick("embedded"),
-            ),
-            "server": (lambda c: make_lm(MODEL, api_base=server.api_base, cache=False), pick(MODEL)),
-        }
+        roads["server"] = (lambda c: make_lm(MODEL, api_base=server.api_base, cache=False), pick(MODEL))
+        yield roads
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -243,10 +249,11 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     chosen = [r for r in args.roads.split(",") if r]
-    with real_roads(args.adapter, args.n_ctx) as roads:
-        picked = {name: roads[name] for name in chosen}
+    if not chosen or set(chosen) - set(ROADS):
+        p.error(f"--roads takes {', '.join(ROADS)}, got {args.roads!r}")
+    with real_roads(chosen, args.adapter, args.n_ctx) as roads:
         cells = measure(
-            picked,
+            roads,
             items,
             task=args.task,
             method=args.method,
