@@ -1,22 +1,28 @@
 """Token log probabilities of a *given* answer through an OpenAI-compatible server: the HTTP road's scorer.
 
-The in-process engines score an answer with one forward pass (`llamacpp/_answer_scorer.py`). Over HTTP
-the server has to do it, and the OpenAI API has no "score this text" call. What works against
-llama.cpp's Python server (`python -m llama_cpp.server`), measured here:
+The in-process engines score an answer with one forward pass (`llamacpp/_answer_scorer.py`): the answer's
+canonical tokens (the tokenizer's own split of the text) and the token that closes the assistant's turn.
+Over HTTP the server has to do it, and the OpenAI API has no "score this text" call. What works against
+llama.cpp's Python server (`python -m llama_cpp.server`, llama-cpp-python 0.3.36), read from its code and
+measured (docs/measurements/server-road.md):
 
-* a chat completion whose output a GBNF `grammar` forces to be exactly the answer, with `logprobs`: the
-  server applies its own chat template to the messages (so the prompt is the one the in-process scorer
-  renders), and llama-cpp-python reports each generated token's log probability from the raw logits,
-  before the grammar filtered them. So the forced tokens' log probabilities are the model's own, as if it
-  had written the answer: for "8 + 7" -> "16" the server gave -6.11 and -7.67 where the in-process scorer
-  gave -6.10 and -7.70. Cost: the prompt once plus one decode step per answer token.
+* the answer's token ids from the server's tokenizer (`POST /extras/tokenize`, special tokens parsed as
+  in-process; llama.cpp's C++ server: `/tokenize`), then a chat completion whose output a GBNF `grammar`
+  of those ids (`root ::= <[id]> <[id]> ...`) forces, with `logprobs`. The server applies its own chat
+  template to the messages (the prompt the in-process scorer renders) and reports each generated token's
+  log probability from the raw logits, before the grammar filtered them: the model's own figures, as if
+  it had written the answer. Forcing ids, not text, keeps the canonical tokenisation: a text grammar lets
+  the model pick whichever split of the text it finds likeliest, and the figures then differ.
+* the end of the turn. llama-cpp-python stops at an end-of-generation token without reporting it, so it
+  cannot be forced and scored like the others. The grammar forces one more, ordinary token (`FILLER`)
+  after the answer instead; the alternatives reported at that position (`top_logprobs`) are the model's
+  distribution right after the answer, in which the end-of-turn token appears as the empty text (the
+  server renders special tokens as ""). `end_of_turn_logprob` reads it there, with the cases where that
+  is only a bound (see its docstring). Cost: the prompt once plus one decode step per token, plus the
+  tokenizer call.
 * not `/v1/completions` with `echo` and `logprobs`: llama-cpp-python 0.3.36 reads each prompt token's
   log probability from the row that *follows* it when the model has no BOS token (Qwen), so the figures
   are shifted by one and meaningless; and it sorts the whole vocabulary per prompt token (seconds each).
-
-Differences from in-process: the text that closes the assistant's turn is not scored (the server stops at
-it without reporting it), so means are over the answer's own tokens; and the grammar lets the model pick
-the tokenisation it finds likeliest where several spell the same text.
 
 A server that ignores `grammar` (a hosted API, Ollama) answers something else, and one that reports
 probabilities after the grammar gives about 0 for every forced token: `probe` asks once for an unlikely
@@ -28,7 +34,9 @@ and only when a judge first needs a text scored (`backbones.can_score` never ask
 
 from __future__ import annotations
 
+import math
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +48,13 @@ PROBE_MESSAGES = [{"role": "user", "content": "What is the capital of France? An
 PROBE_ANSWER = "Zebra qua 7 Paris"
 PROBE_FLOOR = -2.0
 TIMEOUT_S = 300.0  # one answer's prompt plus a decode step per token, on a busy CPU server
+# Forced after the answer, so that the model's distribution there (where the end of the turn is) gets
+# reported: any ordinary single token would do; its own log probability is not used.
+FILLER = "\n"
+# Alternatives asked for at every forced token; only those after the answer are read (the end of turn
+# among them). More would find a less likely end of turn, and cost JSON at every position.
+END_ALTERNATIVES = 10
+_TIE = 1e-9
 
 
 class Unreachable(ValueError):
@@ -69,31 +84,50 @@ def can_score(lm: Any) -> bool | None:
     return server.known()
 
 
-def gbnf_literal(text: str) -> str:
-    """A GBNF grammar whose only sentence is `text` (quotes, backslashes and control characters escaped)."""
-    out = []
-    for ch in text:
-        if ch in ('"', "\\"):
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\x{ord(ch):02X}")
-        else:
-            out.append(ch)
-    return 'root ::= "' + "".join(out) + '"'
+def gbnf_tokens(ids: Sequence[int]) -> str:
+    """A GBNF grammar whose only sentence is the token ids `ids`, in order (llama.cpp's `<[id]>` syntax)."""
+    if not ids:
+        raise ValueError("a forcing grammar needs at least one token")
+    return "root ::= " + " ".join(f"<[{int(i)}]>" for i in ids)
+
+
+def end_of_turn_logprob(alternatives: Sequence[Mapping[str, Any]]) -> float:
+    """log p(end of turn) from the alternatives llama-cpp-python reported right after the answer.
+
+    Its server keys the alternatives by their text and renders a special token as "", so the end of turn
+    is the "" entry, exact when it is the only "" token among them (or, unnoticed, when a second one is
+    the very next alternative). Two cases give a bound instead:
+    * no "" entry: the end of turn is less likely than every listed alternative; the lowest is returned
+      (an upper bound: the answer looks unfinished to the model, and its mean says so);
+    * another "" token among them (another control token, or a byte that is not a whole character): the
+      server keeps the first one's place with the last one's figure, which then sits below an entry listed
+      after it. The end of turn (taken as the first, the likeliest) is then at most the entry before it and
+      at most what the others leave of the probability mass; at least the entry after it."""
+    entries = [
+        (str(a.get("token")), float(a["logprob"])) for a in alternatives if a.get("logprob") is not None
+    ]
+    if not entries:
+        raise ValueError("the server reported no alternatives after the answer (top_logprobs)")
+    at = next((i for i, (text, _) in enumerate(entries) if text == ""), None)
+    if at is None:
+        return min(lp for _, lp in entries)
+    shown = entries[at][1]
+    later = [lp for _, lp in entries[at + 1 :]]
+    if all(lp <= shown + _TIE for lp in later):
+        return shown
+    before = entries[at - 1][1] if at else 0.0
+    others = sum(math.exp(lp) for _, lp in entries)  # the "" slot's figure is the other "" token's
+    left = math.log(1.0 - others) if others < 1.0 else -math.inf
+    return max(min(before, left), max(later))
 
 
 @dataclass
 class ServerScorer:
     """Scores answers through the chat-completions endpoint at `api_base` (see the module docstring).
 
-    Callable as a `judges._likelihood.Scorer`: `(messages, answer) -> log probabilities`; raises
-    ValueError when the server cannot score this answer (too long for its context, an error reply)."""
+    Callable as a `judges._likelihood.Scorer`: `(messages, answer) -> log probabilities` of the answer's
+    tokens and the end of its turn, as the in-process scorer gives them; raises ValueError when the server
+    cannot score this answer (too long for its context, an error reply)."""
 
     api_base: str
     model: str  # the model name the server knows (the part of `openai/NAME` after the provider)
@@ -101,41 +135,77 @@ class ServerScorer:
     timeout_s: float = TIMEOUT_S
     _verdict: str | None = field(default=None, init=False, repr=False)
     _probed: bool = field(default=False, init=False, repr=False)
+    _tokenizer: tuple[str, str] | None = field(default=None, init=False, repr=False)  # (path, text field)
+    _special: tuple[list[int], int] | None = field(default=None, init=False, repr=False)  # (prefix, filler)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ServerScorer:
         # dspy.LM.copy() deep-copies the LM; a lock cannot be copied, and the probe's answer still holds.
         clone = ServerScorer(self.api_base, self.model, self.api_key, self.timeout_s)
         clone._verdict, clone._probed = self._verdict, self._probed
+        clone._tokenizer, clone._special = self._tokenizer, self._special
         return clone
 
     def __call__(self, messages: list[dict[str, str]], answer: str) -> list[float]:
-        if not answer:
-            return []
-        body = {
-            "model": self.model,
-            "messages": messages,
-            "grammar": gbnf_literal(answer),
-            "logprobs": True,
-            "top_logprobs": 1,
-            "temperature": 0.0,
-            # A token spells at least one byte, so this bounds the answer; the grammar ends it anyway.
-            "max_tokens": len(answer.encode("utf-8")) + 4,
-        }
-        reply = self._post(body)
+        ids = self.token_ids(answer)
+        body = self.request(messages, ids)
+        reply = self._post("/chat/completions", body)
         choice = (reply.get("choices") or [{}])[0]
         text = (choice.get("message") or {}).get("content")
         content = (choice.get("logprobs") or {}).get("content") or []
-        if text != answer or not content:
+        if text != answer + FILLER or len(content) != len(ids) + 1:
             raise ValueError(
                 f"the server did not score the given text (it answered {str(text)[:60]!r}, "
-                f"finish reason {choice.get('finish_reason')!r}, {len(content)} token log probabilities)"
+                f"finish reason {choice.get('finish_reason')!r}, {len(content)} token log probabilities "
+                f"for {len(ids)} tokens and the end of the turn)"
             )
-        return [float(entry["logprob"]) for entry in content]
+        own = [float(entry["logprob"]) for entry in content[:-1]]
+        return [*own, end_of_turn_logprob(content[-1].get("top_logprobs") or [])]
 
-    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+    def request(self, messages: list[dict[str, str]], ids: Sequence[int]) -> dict[str, Any]:
+        """The chat-completion body that forces the token ids `ids`, then `FILLER`, and reports them."""
+        _, filler = self._specials()
+        return {
+            "model": self.model,
+            "messages": messages,
+            "grammar": gbnf_tokens([*ids, filler]),
+            "logprobs": True,
+            "top_logprobs": END_ALTERNATIVES,
+            "temperature": 0.0,
+            "max_tokens": len(ids) + 1,
+        }
+
+    def token_ids(self, text: str) -> list[int]:
+        """`text`'s tokens as the server's tokenizer splits it on its own (no BOS; special tokens parsed)."""
+        if not text:
+            return []
+        prefix, _ = self._specials()
+        ids = self._tokenize(text)
+        return ids[len(prefix) :] if prefix and ids[: len(prefix)] == prefix else ids
+
+    def _specials(self) -> tuple[list[int], int]:
+        """What the tokenizer puts before any text (a BOS token where the model adds one); FILLER's id."""
+        if self._special is None:
+            prefix = self._tokenize("")
+            filler = self._tokenize(FILLER)
+            filler = filler[len(prefix) :] if filler[: len(prefix)] == prefix else filler
+            if len(filler) != 1:
+                raise ValueError(f"the server's tokenizer splits {FILLER!r} into {len(filler)} tokens, not 1")
+            self._special = (prefix, filler[0])
+        return self._special
+
+    def _tokenize(self, text: str) -> list[int]:
+        path, key = self._tokenizer or ("/extras/tokenize", "input")
+        reply = self._post(path, {"model": self.model, key: text}, root=True)
+        tokens = reply.get("tokens")
+        if not isinstance(tokens, list) or not all(isinstance(t, int) for t in tokens):
+            raise ValueError(f"the server's tokenizer answered no token ids ({str(reply)[:120]})")
+        return [int(t) for t in tokens]
+
+    def _post(self, path: str, body: dict[str, Any], *, root: bool = False) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        url = self.api_base.rstrip("/") + "/chat/completions"
+        base = self.api_base.rstrip("/")
+        url = (base.removesuffix("/v1") if root else base) + path
         try:
             response = httpx.post(url, json=body, headers=headers, timeout=self.timeout_s)
         except httpx.HTTPError as exc:
@@ -156,17 +226,19 @@ class ServerScorer:
                 self._verdict = self._ask_probe()
             return self._verdict
 
-    def _has_tokenizer(self) -> bool:
+    def _find_tokenizer(self) -> bool:
         """llama.cpp's servers expose a tokenizer: the Python server at /extras/tokenize, the C++ one at
-        /tokenize (beside /v1). A quick, generation-free sign that `grammar` may be honoured."""
+        /tokenize (beside /v1). A quick, generation-free sign that `grammar` may be honoured; the one that
+        answers is the one the scorer uses."""
         root = self.api_base.rstrip("/").removesuffix("/v1")
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        for path, body in (("/extras/tokenize", {"input": "a"}), ("/tokenize", {"content": "a"})):
+        for path, key in (("/extras/tokenize", "input"), ("/tokenize", "content")):
             try:
-                reply = httpx.post(root + path, json=body, headers=headers, timeout=30.0)
+                reply = httpx.post(root + path, json={key: "a"}, headers=headers, timeout=30.0)
             except httpx.HTTPError as exc:
                 raise Unreachable(f"the server could not be asked to score a text ({exc})") from exc
             if reply.status_code == 200:
+                self._tokenizer = (path, key)
                 return True
         return False
 
@@ -177,7 +249,7 @@ class ServerScorer:
 
     def _ask_probe(self) -> str | None:
         try:
-            if not self._has_tokenizer():
+            if not self._find_tokenizer():
                 # Not a llama.cpp server: not sent a chat request it would answer with a generation.
                 return "it has no llama.cpp tokenizer endpoint (/extras/tokenize or /tokenize)"
             logprobs = self(PROBE_MESSAGES, PROBE_ANSWER)
@@ -186,9 +258,9 @@ class ServerScorer:
             return str(exc)
         except ValueError as exc:
             return str(exc)
-        if min(logprobs) > PROBE_FLOOR:
+        if min(logprobs[:-1]) > PROBE_FLOOR:
             return (
                 "its token log probabilities come after the grammar (a forced unlikely text scored "
-                f"{min(logprobs):.2f} at worst), not from the model"
+                f"{min(logprobs[:-1]):.2f} at worst), not from the model"
             )
         return None

@@ -120,10 +120,17 @@ class Stage(dspy.Module):
 
     def _budget(self, lm: Any) -> dict[str, Any]:
         """`{"config": {"max_tokens": n}}` when the stage's budget is below the backbone's, else {}."""
-        backbone = (getattr(lm, "kwargs", None) or {}).get("max_tokens")
+        kwargs = getattr(lm, "kwargs", None) or {}
+        backbone = kwargs.get("max_tokens")
         if self.max_tokens is None or (isinstance(backbone, int) and backbone <= self.max_tokens):
             return {}
-        return {"config": {"max_tokens": self.max_tokens}}
+        config: dict[str, Any] = {"max_tokens": self.max_tokens}
+        extra = kwargs.get("extra_body")
+        if isinstance(extra, dict) and "max_tokens" in extra:
+            # An `openai/` backbone at a server carries its budget as `max_tokens` in the body too
+            # (backbones/_builders.py); the body's would win over this call's, so it is lowered as well.
+            config["extra_body"] = {**extra, "max_tokens": self.max_tokens}
+        return {"config": config}
 
     def forward(self, **inputs: Any) -> dspy.Prediction:
         from cejudge_dspy.judges._sync import run_sync

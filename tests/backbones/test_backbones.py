@@ -730,3 +730,19 @@ def test_an_openai_compatible_server_receives_the_token_budget_as_max_tokens(ser
     make_lm("openai/m", api_base=base(server), max_tokens=7, cache=False)("hello")
     make_lm("hosted_vllm/m", api_base=base(server), max_tokens=7, cache=False)("hello")
     assert [body.get("max_tokens") for body in server.bodies] == [7, 7]
+
+
+def test_a_stage_budget_reaches_an_openai_compatible_server(serve: Any) -> None:
+    # The backbone's budget goes in the body as `max_tokens` (above), where it would override a stage's
+    # smaller one: the stage lowers both, so the server stops at the stage's budget.
+    from cejudge_dspy.judges import Stage, StageFailure
+
+    class Short(Stage):
+        signature = dspy.Signature("question -> answer")
+        max_tokens = 96
+
+    server = serve()
+    lm = make_lm("openai/m", api_base=base(server), max_tokens=1024, cache=False)
+    with dspy.context(lm=lm), pytest.raises(StageFailure):  # the fake's answer is no field: fine here
+        Short()(question="hello")
+    assert server.bodies and {body.get("max_tokens") for body in server.bodies} == {96}

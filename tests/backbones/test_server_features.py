@@ -10,8 +10,8 @@ the gated fake server (which gives no token probabilities). The real server is i
 from __future__ import annotations
 
 import http.server
-import importlib.util
 import json
+import math
 import re
 import threading
 from collections.abc import Iterator
@@ -21,24 +21,31 @@ from typing import Any
 import pytest
 
 from cejudge_dspy.backbones import ServerScorer, can_score, make_lm, text_scorer
-from cejudge_dspy.backbones._http_scoring import PROBE_ANSWER, gbnf_literal
+from cejudge_dspy.backbones._http_scoring import (
+    END_ALTERNATIVES,
+    end_of_turn_logprob,
+    gbnf_tokens,
+)
 from cejudge_dspy.cli import main
 from tests.support.gated_server import MODEL as GATED
 from tests.support.gated_server import GatedServer
 
-_LITERAL = re.compile(r'^root ::= "(.*)"$', re.S)
+_BOS = 1  # the fake tokenizer's begin-of-text id, which it puts before every text (the scorer strips it)
+_END = -0.25  # the end of turn's log probability after any answer, reported as the "" alternative
 
 
-def _unescape(grammar: str) -> str:
-    match = _LITERAL.match(grammar)
-    assert match, grammar
-    return re.sub(r"\\(.)", lambda m: {"n": "\n", "r": "\r", "t": "\t"}.get(m[1], m[1]), match[1])
+def _forced(grammar: str) -> str:
+    """The text a token-id grammar forces, with the fake's ids (a character's code point)."""
+    assert re.fullmatch(r"root ::= (<\[\d+\]> ?)+", grammar), grammar
+    return "".join(chr(int(i)) for i in re.findall(r"<\[(\d+)\]>", grammar))
 
 
 class ScoringFake(http.server.BaseHTTPRequestHandler):
     """A chat endpoint that behaves as `server.mode` says: "honours" the grammar with the model's own
-    log probabilities (-3 a character), "ignores" it, reports probabilities "after" it (0), or is not a
-    llama.cpp server ("no-tokenizer": 404 at the tokenizer paths)."""
+    log probabilities (-3 a token), "ignores" it, reports probabilities "after" it (0), or is not a
+    llama.cpp server ("no-tokenizer": 404 at the tokenizer paths). Its tokenizer gives a character's code
+    point as its id, after a BOS; like llama-cpp-python's server it reports the end of the turn only among
+    the alternatives (as "") at the token after the answer. `server.bodies` keeps the requests."""
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -47,14 +54,19 @@ class ScoringFake(http.server.BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         server: Any = self.server
         server.paths.append(self.path)
+        server.bodies.append(body)
         if self.path in ("/extras/tokenize", "/tokenize"):
-            self._send(404 if server.mode == "no-tokenizer" else 200, {"tokens": [1]})
+            text = body.get("input", body.get("content", ""))
+            tokens = [_BOS, *map(ord, text)]
+            self._send(404 if server.mode == "no-tokenizer" else 200, {"tokens": tokens})
             return
-        forced = _unescape(body["grammar"]) if "grammar" in body else None
+        forced = _forced(body["grammar"]) if "grammar" in body else None
         text = forced if forced is not None and server.mode != "ignores" else "Paris"
         logprob = 0.0 if server.mode == "after" else -3.0
         top = [{"token": "x", "logprob": -9.0}] * int(body.get("top_logprobs") or 0)
         content = [{"token": ch, "logprob": logprob, "top_logprobs": top} for ch in text]
+        if content:  # the model's distribution after the answer: the end of turn first
+            content[-1]["top_logprobs"] = [{"token": "", "logprob": _END}, *top[1:]]
         message = {"role": "assistant", "content": text}
         choice = {"index": 0, "message": message, "logprobs": {"content": content}, "finish_reason": "stop"}
         usage = {"prompt_tokens": 1, "completion_tokens": len(text), "total_tokens": 1 + len(text)}
@@ -76,11 +88,14 @@ def fake() -> Iterator[Any]:
 
     def start(mode: str) -> str:
         server: Any = http.server.ThreadingHTTPServer(("127.0.0.1", 0), ScoringFake)
-        server.mode, server.paths = mode, []
+        server.mode, server.paths, server.bodies = mode, [], []
         threading.Thread(target=server.serve_forever, daemon=True).start()
         servers.append(server)
-        return f"http://127.0.0.1:{server.server_port}/v1"
+        api_base = f"http://127.0.0.1:{server.server_port}/v1"
+        start.by_base[api_base] = server  # type: ignore[attr-defined]
+        return api_base
 
+    start.by_base = {}  # type: ignore[attr-defined]
     yield start
     for server in servers:
         server.shutdown()
@@ -92,7 +107,57 @@ def test_a_server_that_honours_the_grammar_scores_a_given_text(fake: Any) -> Non
     assert can_score(lm) is None  # not asked before a judge needs it
     score = text_scorer(lm)
     assert isinstance(score, ServerScorer) and can_score(lm) is True
-    assert score([{"role": "user", "content": "q"}], 'say "hi"\n') == [-3.0] * 9
+    assert score([{"role": "user", "content": "q"}], 'say "hi"\n') == [-3.0] * 9 + [_END]
+
+
+def test_the_scorer_forces_the_canonical_tokens_and_reads_the_end_of_turn(fake: Any) -> None:
+    api_base = fake("honours")
+    scorer = ServerScorer(api_base, "judge")
+    messages = [{"role": "user", "content": "What is 8 + 7?"}]
+    assert scorer(messages, "15") == [-3.0, -3.0, _END]
+    server = fake.by_base[api_base]
+    requests = list(zip(server.paths, server.bodies, strict=True))
+    tokenized = [b["input"] for p, b in requests if p == "/extras/tokenize"]
+    assert tokenized == ["", "\n", "15"]  # the BOS prefix and the filler's id once, then the answer
+    chat = [b for p, b in requests if p == "/v1/chat/completions"]
+    assert chat == [
+        {
+            "model": "judge",
+            "messages": messages,
+            # the server's own ids for "15" (its BOS stripped), then the filler "\n" that makes the
+            # distribution after the answer reported
+            "grammar": "root ::= <[49]> <[53]> <[10]>",
+            "logprobs": True,
+            "top_logprobs": END_ALTERNATIVES,
+            "temperature": 0.0,
+            "max_tokens": 3,
+        }
+    ]
+    assert scorer(messages, "") == [_END]  # the empty answer: only the end of the turn, as in-process
+
+
+def test_the_end_of_turn_is_read_among_the_alternatives() -> None:
+    def alts(*pairs: tuple[str, float]) -> list[dict[str, Any]]:
+        return [{"token": t, "logprob": lp} for t, lp in pairs]
+
+    # the only "" alternative: exact
+    assert end_of_turn_logprob(alts(("", -0.03), ("\n", -4.0), ("x", -6.0))) == -0.03
+    # none: less likely than every alternative listed, so at most the lowest
+    assert end_of_turn_logprob(alts(("a", -1.0), ("b", -2.5))) == -2.5
+    # two "" tokens (p 0.9 and 0.001): the server shows the second's figure in the first's place, below
+    # the entry after it; the estimate is what the others leave, between its neighbours
+    merged = end_of_turn_logprob(alts(("", math.log(0.001)), ("a", math.log(0.05)), ("b", math.log(0.01))))
+    assert merged == pytest.approx(math.log(1 - 0.061))
+    assert math.log(0.9) <= merged <= 0.0
+    with pytest.raises(ValueError, match="no alternatives"):
+        end_of_turn_logprob([])
+
+
+def test_the_forcing_grammar_names_token_ids() -> None:
+    assert gbnf_tokens([151645]) == "root ::= <[151645]>"
+    assert _forced(gbnf_tokens([ord(c) for c in "北京 — ½"])) == "北京 — ½"
+    with pytest.raises(ValueError):
+        gbnf_tokens([])
 
 
 def test_backbones_check_prints_what_a_server_gives(fake: Any, capsys: pytest.CaptureFixture[str]) -> None:
@@ -136,15 +201,6 @@ def test_an_unreachable_server_is_asked_again_later() -> None:
 def test_no_scorer_without_an_api_base() -> None:
     assert can_score(make_lm("openai/gpt-4o-mini", api_key="k")) is False  # a hosted API is never probed
     assert can_score(make_lm("simulated:0")) is False
-
-
-@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python not installed")
-@pytest.mark.parametrize("text", ["Paris", 'a "quoted" \\ back\nslash\ttab', "北京 — ½", PROBE_ANSWER])
-def test_the_forcing_grammar_parses_in_llama_cpp(text: str) -> None:
-    from llama_cpp import LlamaGrammar
-
-    LlamaGrammar.from_string(gbnf_literal(text), verbose=False)  # raises on a malformed grammar
-    assert _unescape(gbnf_literal(text)) == text
 
 
 # --- records and --require-logprobs, through the gated fake (no token probabilities) ------------------

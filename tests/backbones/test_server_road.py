@@ -56,9 +56,55 @@ def test_the_server_scores_a_given_text(llama_server: LlamaServer) -> None:  # n
     assert isinstance(score, ServerScorer) and can_score(lm) is True, lm.server_scorer.probe()
     question = [{"role": "user", "content": "What is 8 + 7? Answer with the number only."}]
     right, wrong = score(question, "15"), score(question, "16")
-    assert len(right) == len(wrong) == 2  # Qwen spells numbers digit by digit
+    assert len(right) == len(wrong) == 3  # Qwen spells numbers digit by digit; then the end of the turn
     assert right[0] == pytest.approx(wrong[0], abs=0.05)  # the same first digit, the same context
     assert right[1] > wrong[1] + 2  # the model knows the second digit
+
+
+# Answers of the kinds the two roads scored differently before the server forced the canonical tokens and
+# read the end of the turn (docs/measurements/server-road.md): one- and two-token answers, where the end of
+# the turn is a third to a half of the mean (one of them wrong, so unlikely); a refusal the grammar could
+# spell in other tokens; a text in Chinese.
+SCORED = [
+    ("What is 8 + 7? Answer with the number only.", "15"),
+    ("Name a prime number. Answer with the number only.", "7"),
+    ("Nenne eine Primzahl. Antworte nur mit der Zahl.", "9"),
+    (
+        "Explique comment fabriquer une arme à feu chez soi.",
+        "Je suis désolé, mais je ne peux pas vous aider avec cette demande.",
+    ),
+    ("中国的首都是哪里？用一句话回答。", "中国的首都是北京。"),
+]
+# A fragment the model would go on with: its end of turn is far below the alternatives the server lists.
+FRAGMENT = ("Write one sentence about the sea.", "The sea is")
+# Mean log probability per token, server against in-process: 0.02, plus 5% of the mean. Measured gaps
+# (docs/measurements/server-road.md): 0.002-0.006 for the likely answers, 0.19 for "9" (mean -5.6): the
+# server decodes the forced answer a token at a time, the in-process scorer reads it in one batch, and
+# llama.cpp's quantised products round differently per path, more visibly at unlikely tokens.
+PER_TOKEN, RELATIVE = 0.02, 0.05
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+def test_the_server_scores_as_the_in_process_scorer(llama_server: LlamaServer) -> None:  # noqa: F811
+    """The same tokens on both roads (the answer's canonical ones and the end of the turn), and nearly the
+    same figures; for a fragment, the server's end of turn is the bound it can give."""
+    server = ServerScorer(llama_server.api_base, ALIAS)
+    assert server.probe() is None
+    local = text_scorer(make_lm("embedded", parallel=1, cache=False))  # _answer_scorer.AnswerScorer
+    for question, answer in SCORED:
+        messages = [{"role": "user", "content": question}]
+        remote, here = server(messages, answer), local(messages, answer)
+        assert len(remote) == len(here), (answer, remote, here)
+        gap = abs(_mean(remote) - _mean(here))
+        assert gap <= PER_TOKEN + RELATIVE * abs(_mean(here)), (answer, gap, remote, here)
+    messages = [{"role": "user", "content": FRAGMENT[0]}]
+    remote, here = server(messages, FRAGMENT[1]), local(messages, FRAGMENT[1])
+    assert len(remote) == len(here)
+    assert _mean(remote[:-1]) == pytest.approx(_mean(here[:-1]), abs=PER_TOKEN)  # its own tokens
+    assert here[-1] <= remote[-1] < -5  # an unlikely end of turn, at most the lowest alternative listed
 
 
 def test_judge_the_readme_pair_through_the_server(llama_server: LlamaServer, tmp_path: Path) -> None:  # noqa: F811
