@@ -5,6 +5,14 @@ from cejudge_dspy.metrics._agreement import fleiss_kappa, fleiss_kappa_from_labe
 from cejudge_dspy.metrics._calibration import calibrate_run
 from cejudge_dspy.metrics._checkeval import checkeval_agreement, mean_human_score, per_group_correlation
 from cejudge_dspy.metrics._compare import compare_runs, load_run
+from cejudge_dspy.metrics._consistency import (
+    changed,
+    changed_rate,
+    flip_rate,
+    mean_abs_change,
+    paired_consistency,
+    rendering_consistency,
+)
 from cejudge_dspy.metrics._correlations import CORRELATIONS, kendall_tau, pearson, spearman
 from cejudge_dspy.metrics._dimensions import dimension_table
 from cejudge_dspy.metrics._measures import accuracy, concordance, position_consistency, strict_accuracy
@@ -23,10 +31,13 @@ __all__ = [
     "average",
     "bootstrap_ci",
     "calibrate_run",
+    "changed",
+    "changed_rate",
     "checkeval_agreement",
     "compare_runs",
     "concordance",
     "dimension_table",
+    "flip_rate",
     "fleiss_kappa",
     "fleiss_kappa_from_labels",
     "kendall_tau",
@@ -34,12 +45,15 @@ __all__ = [
     "language_key",
     "load_run",
     "mcnemar",
+    "mean_abs_change",
     "mean_human_score",
     "paired_bootstrap_diff",
+    "paired_consistency",
     "pearson",
     "per_group_correlation",
     "position_consistency",
     "prediction",
+    "rendering_consistency",
     "rules_table",
     "score_prediction_files",
     "spearman",

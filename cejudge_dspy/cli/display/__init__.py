@@ -2,6 +2,7 @@
 CLI) that imports rich; everything it shows comes from JudgeResult, summaries and TaskSpec."""
 
 from cejudge_dspy.cli.display._answers import match_answers
+from cejudge_dspy.cli.display._consistency import consistency_table
 from cejudge_dspy.cli.display._rules import decision_rules_table, reliability_table, tie_band_table
 from cejudge_dspy.cli.display._tables import (
     compare_table,
@@ -20,6 +21,7 @@ from cejudge_dspy.cli.display._verdicts import (
 
 __all__ = [
     "compare_table",
+    "consistency_table",
     "console",
     "decision_rules_table",
     "dimension_tables",

@@ -1,0 +1,337 @@
+"""`cejudge consistency`: does the verdict survive the language? Each item is judged as given and again with
+its instruction and responses rendered in each of `--languages` (by `--translator`, or from the item's own
+parallel columns, `--field instruction@ko=COLUMN`), by CE-Judge and the direct judge alike.
+
+The run is a parent directory (`cejudge_dspy.consistency`): one ordinary run per (rendering, method), the
+renderings file and a summary of how often each judge changed its output, with bootstrap CIs and McNemar's
+test between the judges. Everything is checked before anything is written; a rerun resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cejudge_dspy.cli._common import add_backbone_args, parse_fields
+from cejudge_dspy.cli._run_setup import BOOTSTRAP, CONCURRENCY, LIMIT
+from cejudge_dspy.errors import InputError
+
+if TYPE_CHECKING:  # the parser is built without DSPy (data imports it)
+    from cejudge_dspy.data import Item
+    from cejudge_dspy.tasks import TaskSpec
+
+TRANSLATORS = ("llm", "google", "none")
+DEFAULT_METHODS = "cejudge,direct"
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser(
+        "consistency",
+        help="judge items as given and rendered in other languages: how often does each judge change its "
+        "verdict (CE-Judge against the direct judge)?",
+    )
+    p.add_argument("--task", required=True, help="declared task (see `cejudge tasks`)")
+    p.add_argument(
+        "--languages",
+        required=True,
+        action="append",
+        help="languages to render every item in, comma-separated (e.g. ko,de,ja; repeatable)",
+    )
+    p.add_argument(
+        "--translator",
+        dest="render_translator",
+        default="llm",
+        choices=TRANSLATORS,
+        help="who renders the items: llm (the backbone itself, offline; default), google (Google Translate, "
+        "needs the network) or none (only the items' own parallel versions, --field FIELD@LANG=COLUMN)",
+    )
+    p.add_argument(
+        "--methods",
+        default=DEFAULT_METHODS,
+        help="judges to compare, comma-separated; the first is tested against each other "
+        f"(default {DEFAULT_METHODS})",
+    )
+    p.add_argument(
+        "--program", default="auto", help="CE-Judge's program: auto (tuned if shipped), base, or a saved path"
+    )
+    add_backbone_args(p)
+    p.add_argument("--data", help="local file or directory (default: the task's hub dataset)")
+    p.add_argument(
+        "--field",
+        action="append",
+        help="KEY=COLUMN mapping override; FIELD@LANG=COLUMN names an item's own version of a text in LANG "
+        "(used instead of translating it) (repeatable)",
+    )
+    p.add_argument("--const", action="append", help="KEY=VALUE constant field, e.g. label=A (repeatable)")
+    p.add_argument("--subset", action="append", help="keep only this subset (repeatable)")
+    p.add_argument(
+        "--limit", type=int, help=f"seeded, language-stratified sample of N items ({LIMIT.describe()})"
+    )
+    p.add_argument("--out", help="consistency run directory (default runs/consistency-<task>)")
+    p.add_argument(
+        "--concurrency", type=int, default=1, help=f"items in flight at once ({CONCURRENCY.describe()})"
+    )
+    p.add_argument(
+        "--bootstrap",
+        type=int,
+        default=1000,
+        help=f"bootstrap resamples for CIs, {BOOTSTRAP.describe()} (0: none; default 1000)",
+    )
+    p.add_argument("--force-new", action="store_true", help="move the run in --out aside and start over")
+    p.set_defaults(handler=run_consistency)
+
+
+def split_list(values: list[str] | None, flag: str) -> list[str]:
+    """`a,b --x c` -> [a, b, c], in order, without repeats; an empty entry is one line."""
+    out: list[str] = []
+    for value in values or []:
+        for part in value.split(","):
+            if not part.strip():
+                raise InputError(f"an empty entry in {value!r}; write e.g. ko,de,ja", field=flag)
+            if part.strip() not in out:
+                out.append(part.strip())
+    return out
+
+
+def parallel_fields(fields: dict[str, str]) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """Split `--field` into the ordinary mapping and {language: {field: column}} for FIELD@LANG keys."""
+    from cejudge_dspy.data import normalize_language
+
+    plain: dict[str, str] = {}
+    parallel: dict[str, dict[str, str]] = {}
+    for key, column in fields.items():
+        name, at, lang = key.partition("@")
+        if not at:
+            plain[key] = column
+            continue
+        code = normalize_language(lang, field=f"--field {key}")
+        parallel.setdefault(code, {})[name] = column
+    return plain, parallel
+
+
+def run_consistency(args: argparse.Namespace) -> int:
+    from cejudge_dspy.cli._run_setup import check_lm, check_options
+    from cejudge_dspy.data import normalize_language
+    from cejudge_dspy.judges import JudgeOptions, method_names
+    from cejudge_dspy.tasks import load_task
+
+    check_options(args)
+    spec = load_task(args.task)
+    languages = [
+        normalize_language(x, field="--languages") for x in split_list(args.languages, "--languages")
+    ]
+    methods = split_list([args.methods], "--methods")
+    for method in methods:
+        if method not in method_names():
+            raise InputError(
+                f"unknown method {method!r}; choose from {', '.join(method_names())}", field="--methods"
+            )
+        check_lm(_as_method(args, method))
+        JudgeOptions(method=method, program=args.program if method == "cejudge" else "auto").check(spec)
+    fields, parallel_columns = parallel_fields(parse_fields(args.field))
+    constants = parse_fields(args.const, "--const")
+    items = _load(args, spec, fields, constants)
+    parallel = _parallel_versions(args, spec, fields, constants, items, parallel_columns, languages)
+    if args.render_translator == "none":
+        _check_covered(items, languages, parallel)
+    return _judge(args, spec, items, languages, methods, fields, constants, parallel)
+
+
+def _as_method(args: argparse.Namespace, method: str) -> argparse.Namespace:
+    """The flags as `cejudge evaluate --method METHOD` would hold them (the judge's other options at their
+    defaults; `--translator` here renders items and is not CE-Judge's translator into English)."""
+    ns = argparse.Namespace(**vars(args))
+    ns.method = method
+    ns.program = args.program if method == "cejudge" else "auto"
+    ns.language, ns.shard, ns.preset, ns.headline = None, None, None, None
+    return ns
+
+
+def _load(
+    args: argparse.Namespace, spec: TaskSpec, fields: dict[str, str], constants: dict[str, str]
+) -> list[Item]:
+    from cejudge_dspy.data import load_items
+
+    return load_items(
+        spec,
+        args.data,
+        fields=fields,
+        constants=constants,
+        subsets=args.subset,
+        limit=args.limit,
+        seed=args.seed,
+    )
+
+
+def _parallel_versions(
+    args: argparse.Namespace,
+    spec: TaskSpec,
+    fields: dict[str, str],
+    constants: dict[str, str],
+    items: list[Item],
+    columns: dict[str, dict[str, str]],
+    languages: list[str],
+) -> dict[tuple[str, str], dict[str, str]]:
+    """(item id, language) -> the item's own texts in that language, read by loading the data again with
+    the parallel columns mapped to the text fields; a parallel column must fill every field of the mode."""
+    from cejudge_dspy.data import load_items
+
+    text_fields = (
+        ("instruction", "response_a", "response_b")
+        if spec.mode == "pairwise"
+        else ("instruction", "response")
+    )
+    out: dict[tuple[str, str], dict[str, str]] = {}
+    for lang, mapped in columns.items():
+        if lang not in languages:
+            raise InputError(f"names {lang}, which is not one of --languages", field=f"--field ...@{lang}")
+        unknown = sorted(set(mapped) - set(text_fields))
+        if unknown:
+            raise InputError(
+                f"{unknown[0]}@{lang}: only the texts ({', '.join(text_fields)}) have versions in "
+                "other languages",
+                field="--field",
+            )
+        mapping = fields | {name: mapped.get(name, fields.get(name, name)) for name in text_fields}
+        version = {
+            i.id: i
+            for i in load_items(spec, args.data, fields=mapping, constants=constants, subsets=args.subset)
+        }
+        for item in items:
+            own = version.get(item.id)
+            if own is None:
+                raise InputError(
+                    f"has no row in the parallel columns for {lang}", item=item.id, field="--field"
+                )
+            out[(item.id, lang)] = {name: getattr(own, name) for name in text_fields}
+    return out
+
+
+def _check_covered(
+    items: list[Item], languages: list[str], parallel: dict[tuple[str, str], dict[str, str]]
+) -> None:
+    """With `--translator none` every item needs its own version in every language it is not written in."""
+    from cejudge_dspy.data import normalize_language
+
+    for lang in languages:
+        for item in items:
+            if (item.id, lang) not in parallel and normalize_language(item.language) != lang:
+                raise InputError(
+                    f"has no version in {lang} and --translator none translates nothing; map one with "
+                    f"--field instruction@{lang}=COLUMN (and the responses), or use --translator llm",
+                    item=item.id,
+                    field="--translator",
+                )
+
+
+def _judge(
+    args: argparse.Namespace,
+    spec: TaskSpec,
+    items: list[Item],
+    languages: list[str],
+    methods: list[str],
+    fields: dict[str, str],
+    constants: dict[str, str],
+    parallel: dict[tuple[str, str], dict[str, str]],
+) -> int:
+    import asyncio
+
+    from cejudge_dspy.cli._common import backbone, build, program_label
+    from cejudge_dspy.cli._run_setup import run_identity
+    from cejudge_dspy.cli.display import console
+    from cejudge_dspy.consistency import ORIGINAL_RUN, ConsistencyRun, judge_consistency, llm_stage
+    from cejudge_dspy.data import field_mapping, fingerprint
+    from cejudge_dspy.judges import prompt_fingerprint
+    from cejudge_dspy.runs import item_ids
+    from cejudge_dspy.translate import make_translator
+
+    err = console(stderr=True)
+    programs = {m: build(_as_method(args, m), spec.name) for m in methods}
+    data_sha = fingerprint(spec, args.data)
+    mapping = field_mapping(spec, fields, constants)
+    out = Path(args.out or f"runs/consistency-{spec.name}")
+
+    def child_identity(method: str, rendering: str) -> dict[str, Any]:
+        ns = _as_method(args, method)
+        config = run_identity(
+            ns,
+            spec,
+            program_label(ns, spec.name),
+            data_sha,
+            *mapping,
+            prompts=prompt_fingerprint(programs[method]),
+        )
+        config["rendering"] = rendering
+        config["render_translator"] = None if rendering == ORIGINAL_RUN else args.render_translator
+        return config
+
+    identity = _identity(args, spec, methods, languages, data_sha, mapping) | {
+        "items": item_ids([i.id for i in items])
+    }
+    run = ConsistencyRun(
+        out,
+        spec,
+        items,
+        languages,
+        methods,
+        identity,
+        child_identity,
+        concurrency=args.concurrency,
+        n_resamples=args.bootstrap,
+        seed=args.seed,
+        force_new=args.force_new,
+        parallel=parallel,
+    )
+
+    def translator_for(language: str) -> Any:
+        if args.render_translator == "llm":
+            return make_translator("llm", stage=llm_stage(language), target=language)
+        return make_translator(args.render_translator, target=language)
+
+    def on_phase(what: str, n: int) -> None:
+        err.print(f"{what}: {n} to do", soft_wrap=True, markup=False)
+
+    err.print(f"{len(items)} items × {len(languages)} languages × {len(methods)} methods → {out}")
+    with backbone(args):
+        summary = asyncio.run(judge_consistency(run, programs, translator_for, on_phase=on_phase))
+    _print(summary, out)
+    return 0
+
+
+def _identity(
+    args: argparse.Namespace,
+    spec: TaskSpec,
+    methods: list[str],
+    languages: list[str],
+    data_sha: str,
+    mapping: tuple[dict[str, str], dict[str, str]],
+) -> dict[str, Any]:
+    """consistency.json: what changes the renderings or any child run (see consistency.COMPARED)."""
+    return {
+        "task": spec.name,
+        "task_version": spec.version,
+        "methods": methods,
+        "languages": languages,
+        "translator": args.render_translator,
+        "program": args.program,
+        "lm": args.lm,
+        "api_base": args.api_base,
+        "temperature": args.temperature,
+        "max_tokens": args.max_tokens,
+        "data": str(Path(args.data).expanduser().resolve()) if args.data else None,
+        "data_sha256": data_sha,
+        "fields": mapping[0],
+        "constants": mapping[1],
+        "subsets": sorted(args.subset) if args.subset else None,
+        "limit": args.limit,
+        "seed": args.seed,
+    }
+
+
+def _print(summary: dict[str, Any], out: Path) -> None:
+    from cejudge_dspy.cli.display import consistency_table, console
+
+    stdout = console()
+    stdout.print(consistency_table(summary))
+    stdout.print(f"summary: {out / 'summary.json'} · `cejudge view {out}` shows the renderings and the flips")

@@ -1,0 +1,61 @@
+"""The table `cejudge consistency` prints: per language and judge, how often the output changed against
+the original (with its 95% CI), and the paired test of the first judge against each other."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+
+
+def _value(m: dict[str, Any] | None, percent: bool = True) -> str:
+    if not m or m.get("value") is None:
+        return "n/a"
+    fmt = (lambda v: f"{100 * v:.1f}%") if percent else (lambda v: f"{v:.3f}")
+    text = fmt(m["value"])
+    if m.get("ci_low") is not None and m.get("ci_high") is not None:
+        text += f" [{fmt(m['ci_low'])}, {fmt(m['ci_high'])}]"
+    return f"{text} (n={m.get('n', 0)})"
+
+
+def _p(m: dict[str, Any] | None) -> str:
+    if not m or m.get("p_value") is None:
+        return "n/a"
+    b, c = m["extra"].get("b", 0), m["extra"].get("c", 0)
+    return f"p={m['p_value']:.3g} (kept only by the first {b}, only by the other {c})"
+
+
+def consistency_table(summary: dict[str, Any]) -> Table:
+    """Rows: each language, then "any language" (an item counts as changed when any rendering changed
+    it). Pairwise shows the flip rate; pointwise the mean absolute score change and Kendall's tau."""
+    methods: list[str] = summary["methods"]
+    pairwise = summary["mode"] == "pairwise"
+    table = Table(title=f"{summary['task']} · consistency across languages ({', '.join(methods)})")
+    table.add_column("language")
+    for method in methods:
+        table.add_column(f"{method} flip rate" if pairwise else f"{method} |Δscore| · tau", justify="right")
+    paired = [f"{methods[0]} vs {m}" for m in methods[1:]]
+    for name in paired:
+        table.add_column(f"McNemar {name}", justify="right")
+    for lang, entry in summary["by_language"].items():
+        cells = []
+        for method in methods:
+            m = entry[method]
+            cells.append(
+                _value(m["flip_rate"])
+                if pairwise
+                else f"{_value(m['mean_abs_change'], False)} · {_value(m['kendall'], False)}"
+            )
+        table.add_row(lang, *cells, *(_p(entry["paired"].get(name)) for name in paired))
+    anyl = summary["any_language"]
+    table.add_row(
+        "[bold]any language[/]",
+        *(_value(anyl[m]["changed_rate"]) for m in methods),
+        *(_p(anyl["paired"].get(name)) for name in paired),
+    )
+    table.caption = (
+        "flip rate: share of items whose verdict on the rendering differs from the original's; "
+        "any language: share of items changed by at least one rendering; McNemar: exact test on kept/changed "
+        "per item (95% bootstrap CIs in brackets)"
+    )
+    return table
