@@ -20,7 +20,8 @@ from typing import Any
 from cejudge_dspy.errors import CEJudgeError
 from cejudge_dspy.runs import identity_diff, write_json_atomic
 
-CONSISTENCY, RENDERINGS = "consistency.json", "renderings.jsonl"
+CONSISTENCY = "consistency.json"
+RENDERINGS = "renderings.jsonl"
 ORIGINAL_RUN = "original"
 _KEPT = (".lock", ".holder")  # the lock this process holds stays where it is
 CONSISTENCY_FORMAT = 1
