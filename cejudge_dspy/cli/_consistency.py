@@ -238,6 +238,7 @@ def _judge(
     import asyncio
 
     from cejudge_dspy.cli._common import backbone, build, program_label
+    from cejudge_dspy.cli._progress import live
     from cejudge_dspy.cli._run_setup import run_identity
     from cejudge_dspy.cli.display import console
     from cejudge_dspy.consistency import ORIGINAL_RUN, ConsistencyRun, judge_consistency, llm_stage
@@ -289,14 +290,44 @@ def _judge(
             return make_translator("llm", stage=llm_stage(language), target=language)
         return make_translator(args.render_translator, target=language)
 
-    def on_phase(what: str, n: int) -> None:
-        err.print(f"{what}: {n} to do", soft_wrap=True, markup=False)
-
     err.print(f"{len(items)} items × {len(languages)} languages × {len(methods)} methods → {out}")
-    with backbone(args):
-        summary = asyncio.run(judge_consistency(run, programs, translator_for, on_phase=on_phase))
+    progress = _Progress(err)
+    with live(err, progress.display, transient=True), backbone(args, progress.display):
+        summary = asyncio.run(
+            judge_consistency(
+                run,
+                programs,
+                translator_for,
+                on_phase=progress.phase,
+                on_rendering=lambda r: progress.display.on_record(f"{r.id}@{r.language}", r.status),
+                on_record=lambda r: progress.display.on_record(r.id, r.status),
+            )
+        )
+        progress.phase("", 0)
     _print(summary, out)
     return 0
+
+
+class _Progress:
+    """One live bar for the step in progress (the renderings, then each child run), and a line on stderr
+    as each step ends: `ko-direct: 60/60 items · 4:02 · ...`."""
+
+    def __init__(self, err: Any) -> None:
+        from cejudge_dspy.cli._progress import RunDisplay
+
+        self.err = err
+        self.display = RunDisplay("renderings", 0)
+        self.started = False
+
+    def phase(self, what: str, n: int) -> None:
+        from cejudge_dspy.cli._progress import RunCounts
+
+        if self.started:
+            self.err.print(f"{self.display.title}: {self.display.summary()}", soft_wrap=True, markup=False)
+        self.started = True
+        self.display.title = what
+        self.display.counts = RunCounts(n)
+        self.display.items.clear()
 
 
 def _identity(

@@ -54,7 +54,8 @@ def test_a_rerun_resumes_and_other_languages_are_refused(
 ) -> None:
     argv = [*BASE, "--data", str(DATA), "--limit", "4", "--out", str(run)]
     assert main([*argv, "--languages", "ko,de,ja"]) == 0
-    assert "renderings: 0 to do" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "renderings: 0/0 items" in err and "ko-direct: 0/0 items" in err
     assert main([*argv, "--languages", "ko"]) == 2
     assert "other settings (languages:" in capsys.readouterr().err
 
