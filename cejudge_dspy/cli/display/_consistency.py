@@ -53,9 +53,14 @@ def consistency_table(summary: dict[str, Any]) -> Table:
         *(_value(anyl[m]["changed_rate"]) for m in methods),
         *(_p(anyl["paired"].get(name)) for name in paired),
     )
+    what = (
+        "flip rate: share of items whose verdict on the rendering differs from the original's"
+        if pairwise
+        else "|Δscore|: mean absolute change of the score on the rendering; tau: Kendall's tau between the "
+        "scores on the original and on the rendering"
+    )
     table.caption = (
-        "flip rate: share of items whose verdict on the rendering differs from the original's; "
-        "any language: share of items changed by at least one rendering; McNemar: exact test on kept/changed "
-        "per item (95% bootstrap CIs in brackets)"
+        f"{what}; any language: share of items changed by at least one rendering; McNemar: exact test on "
+        "kept/changed per item (95% bootstrap CIs in brackets)"
     )
     return table
