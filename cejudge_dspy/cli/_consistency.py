@@ -94,12 +94,17 @@ def split_list(values: list[str] | None, flag: str) -> list[str]:
     return out
 
 
-def parallel_fields(fields: dict[str, str]) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
-    """Split `--field` into the ordinary mapping and {language: {field: column}} for FIELD@LANG keys."""
+def parallel_fields(
+    fields: dict[str, str], declared: dict[str, dict[str, str]] | None = None
+) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """Split `--field` into the ordinary mapping and {language: {field: column}} for FIELD@LANG keys, on
+    top of the task's declared ones (`declared`, [dataset.fields] `instruction@ko = ...`)."""
     from cejudge_dspy.data import normalize_language
 
     plain: dict[str, str] = {}
     parallel: dict[str, dict[str, str]] = {}
+    for lang, mapped in (declared or {}).items():
+        parallel.setdefault(normalize_language(lang, field="[dataset.fields]"), {}).update(mapped)
     for key, column in fields.items():
         name, at, lang = key.partition("@")
         if not at:
@@ -129,12 +134,13 @@ def run_consistency(args: argparse.Namespace) -> int:
             )
         check_lm(_as_method(args, method))
         JudgeOptions(method=method, program=args.program if method == "cejudge" else "auto").check(spec)
-    fields, parallel_columns = parallel_fields(parse_fields(args.field))
+    fields, parallel_columns = parallel_fields(parse_fields(args.field), spec.dataset.parallel)
     constants = parse_fields(args.const, "--const")
     items = _load(args, spec, fields, constants)
     parallel = _parallel_versions(args, spec, fields, constants, items, parallel_columns, languages)
     if args.render_translator == "none":
         _check_covered(items, languages, parallel)
+    args.parallel_columns = parallel_columns  # recorded in consistency.json
     return _judge(args, spec, items, languages, methods, fields, constants, parallel)
 
 
@@ -185,7 +191,7 @@ def _parallel_versions(
     out: dict[tuple[str, str], dict[str, str]] = {}
     for lang, mapped in columns.items():
         if lang not in languages:
-            raise InputError(f"names {lang}, which is not one of --languages", field=f"--field ...@{lang}")
+            continue  # a version the run does not check (a declared one, or a --field for another run)
         unknown = sorted(set(mapped) - set(text_fields))
         if unknown:
             raise InputError(
@@ -236,16 +242,16 @@ def _judge(
     parallel: dict[tuple[str, str], dict[str, str]],
 ) -> int:
     import asyncio
+    import functools
 
     from cejudge_dspy.cli._common import backbone, build, program_label
     from cejudge_dspy.cli._progress import live
     from cejudge_dspy.cli._run_setup import run_identity
     from cejudge_dspy.cli.display import console
-    from cejudge_dspy.consistency import ORIGINAL_RUN, ConsistencyRun, judge_consistency, llm_stage
+    from cejudge_dspy.consistency import ORIGINAL_RUN, ConsistencyRun, judge_consistency
     from cejudge_dspy.data import field_mapping, fingerprint
     from cejudge_dspy.judges import prompt_fingerprint
     from cejudge_dspy.runs import item_ids
-    from cejudge_dspy.translate import make_translator
 
     err = console(stderr=True)
     programs = {m: build(_as_method(args, m), spec.name) for m in methods}
@@ -285,11 +291,6 @@ def _judge(
         parallel=parallel,
     )
 
-    def translator_for(language: str) -> Any:
-        if args.render_translator == "llm":
-            return make_translator("llm", stage=llm_stage(language), target=language)
-        return make_translator(args.render_translator, target=language)
-
     err.print(f"{len(items)} items × {len(languages)} languages × {len(methods)} methods → {out}")
     progress = _Progress(err)
     with live(err, progress.display, transient=True), backbone(args, progress.display):
@@ -297,7 +298,7 @@ def _judge(
             judge_consistency(
                 run,
                 programs,
-                translator_for,
+                functools.partial(_translator_for, args.render_translator),
                 on_phase=progress.phase,
                 on_rendering=lambda r: progress.display.on_record(f"{r.id}@{r.language}", r.status),
                 on_record=lambda r: progress.display.on_record(r.id, r.status),
@@ -306,6 +307,16 @@ def _judge(
         progress.phase("", 0)
     _print(summary, out)
     return 0
+
+
+def _translator_for(name: str, language: str) -> Any:
+    """The translator `--translator NAME` names, into `language` (``llm``: the backbone's own stage)."""
+    from cejudge_dspy.consistency import llm_stage
+    from cejudge_dspy.translate import make_translator
+
+    if name == "llm":
+        return make_translator("llm", stage=llm_stage(language), target=language)
+    return make_translator(name, target=language)
 
 
 class _Progress:
@@ -354,6 +365,7 @@ def _identity(
         "data_sha256": data_sha,
         "fields": mapping[0],
         "constants": mapping[1],
+        "parallel_fields": {lang: cols for lang, cols in args.parallel_columns.items() if lang in languages},
         "subsets": sorted(args.subset) if args.subset else None,
         "limit": args.limit,
         "seed": args.seed,

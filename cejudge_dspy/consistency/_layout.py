@@ -40,6 +40,7 @@ COMPARED = (
     "data_sha256",
     "fields",
     "constants",
+    "parallel_fields",
     "subsets",
     "limit",
     "seed",

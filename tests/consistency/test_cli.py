@@ -117,3 +117,43 @@ def test_bad_flags_are_one_line_and_write_nothing(
     err = capsys.readouterr().err
     assert err.startswith("error:") and says in err and "Traceback" not in err
     assert not out.exists()
+
+
+def test_a_tasks_declared_parallel_versions_are_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    from cejudge_dspy.tasks import _catalog
+
+    programs = tmp_path / "programs"
+    shutil.copytree(support.REPO / "programs", programs)
+    (programs / "chat-de.toml").write_text(
+        'name = "chat-de"\nextends = "chat"\n[dataset.fields]\ninstruction = "prompt"\n'
+        'response_a = "response_a"\nresponse_b = "response_b"\nlanguage = "language"\n'
+        '"instruction@de" = "prompt_de"\n"response_a@de" = "a_de"\n"response_b@de" = "b_de"\n',
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("CEJUDGE_PROGRAMS", str(programs))
+    _catalog._registry.cache_clear()
+    try:
+        rows = [
+            {"id": "i1", "prompt": "q", "response_a": "yes", "response_b": "no", "language": "en",
+             "prompt_de": "Frage", "a_de": "ja", "b_de": "nein"}
+        ]  # fmt: skip
+        data = tmp_path / "pairs.jsonl"
+        data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        out = tmp_path / "r"
+        argv = ["consistency", "--task", "chat-de", "--lm", "simulated:0", "--bootstrap", "0"]
+        assert (
+            main([*argv, "--data", str(data), "--languages", "de", "--translator", "none", "--out", str(out)])
+            == 0
+        )
+    finally:
+        _catalog._registry.cache_clear()
+    made = json.loads((out / "renderings.jsonl").read_text(encoding="utf-8"))
+    assert made["source"] == "parallel" and made["texts"]["response_b"] == "nein"
+    identity = json.loads((out / "consistency.json").read_text(encoding="utf-8"))
+    assert identity["parallel_fields"] == {
+        "de": {"instruction": "prompt_de", "response_a": "a_de", "response_b": "b_de"}
+    }
