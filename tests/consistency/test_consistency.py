@@ -166,3 +166,47 @@ def test_other_settings_are_refused_and_force_new_moves_the_run_aside(tmp_path: 
     aside = [p for p in tmp_path.iterdir() if p.name.startswith("superseded-")]
     assert len(aside) == 1 and (aside[0] / child_name("de", "direct") / "results.jsonl").exists()
     assert not (tmp_path / child_name("de", "direct")).exists()
+
+
+class FakeScorer:
+    """Scores 5, or 3 where `lowers(instruction, language)` says so."""
+
+    def __init__(self, lowers: Any) -> None:
+        self.lowers = lowers
+
+    async def acall(self, **inputs: Any) -> dspy.Prediction:
+        score = 3.0 if self.lowers(inputs["instruction"], inputs["language"]) else 5.0
+        return dspy.Prediction(result=JudgeResult(mode="pointwise", status="ok", method="x", score=score))
+
+
+def test_a_pointwise_run_reports_the_mean_score_change_and_kendall(tmp_path: Path) -> None:
+    pointwise = [
+        Item(
+            id=str(i), mode="pointwise", instruction=f"q{i}", response=f"r{i}", language="en", label=float(i)
+        )
+        for i in range(1, 5)
+    ]
+    consistency = plan(tmp_path, languages=["ko"], n_resamples=0)
+    consistency.spec, consistency.items = load_task("literary"), pointwise
+    consistency.identity["task"] = "literary"
+    progs = {
+        "cejudge": FakeScorer(lambda q, lang: q == "<ko> q2"),  # one score of four changes by 2
+        "direct": FakeScorer(lambda q, lang: lang == "ko"),  # every score changes by 2
+    }
+    summary = asyncio.run(judge_consistency(consistency, progs, lambda lang: FakeTranslator(lang, [])))
+    ko = summary["by_language"]["ko"]
+    assert ko["cejudge"]["mean_abs_change"]["value"] == pytest.approx(0.5)
+    assert ko["direct"]["mean_abs_change"]["value"] == pytest.approx(2.0)
+    assert ko["direct"]["kendall"]["value"] is None  # a constant score list: undefined, not 0
+    assert summary["changed"]["2"] == {"cejudge": ["ko"], "direct": ["ko"]}
+    assert ko["paired"]["cejudge vs direct"]["extra"]["b"] == 3
+
+
+def test_the_page_of_a_run_stopped_before_any_judgment_still_renders(tmp_path: Path) -> None:
+    from cejudge_dspy.consistency import CONSISTENCY
+    from cejudge_dspy.view import consistency_page
+
+    identity = plan(tmp_path).identity
+    (tmp_path / CONSISTENCY).write_text(json.dumps(identity), encoding="utf-8")
+    page = consistency_page(tmp_path, n_resamples=0)
+    assert "Flip matrix" in page and "not rendered" in page and "n/a" in page
