@@ -127,6 +127,8 @@ def run_consistency(args: argparse.Namespace) -> int:
         normalize_language(x, field="--languages") for x in split_list(args.languages, "--languages")
     ]
     methods = split_list([args.methods], "--methods")
+    for language in languages:  # a language the translator cannot write is refused before anything runs
+        _translator_for(args.render_translator, language)
     for method in methods:
         if method not in method_names():
             raise InputError(

@@ -107,6 +107,7 @@ def test_translator_none_needs_parallel_versions_and_uses_them(
         (["--languages", "xx-nope"], "--languages"),
         (["--languages", "ko", "--methods", "cejudge,nope"], "--methods"),
         (["--languages", "ko", "--field", "label@ko=x"], "--field"),
+        (["--languages", "ko,tw", "--translator", "google"], "Twi"),
     ],
 )
 def test_bad_flags_are_one_line_and_write_nothing(
