@@ -181,8 +181,9 @@ def _parallel_versions(
     columns: dict[str, dict[str, str]],
     languages: list[str],
 ) -> dict[tuple[str, str], dict[str, str]]:
-    """(item id, language) -> the item's own texts in that language, read by loading the data again with
-    the parallel columns mapped to the text fields; a parallel column must fill every field of the mode."""
+    """(item id, language) -> the item's own texts in that language (those it has a column for; the
+    translator writes the others), read by loading the data again with the parallel columns mapped to the
+    text fields, so each must be filled for every item."""
     from cejudge_dspy.data import load_items
 
     text_fields = (
@@ -201,7 +202,7 @@ def _parallel_versions(
                 "other languages",
                 field="--field",
             )
-        mapping = fields | {name: mapped.get(name, fields.get(name, name)) for name in text_fields}
+        mapping = fields | mapped
         version = {
             i.id: i
             for i in load_items(spec, args.data, fields=mapping, constants=constants, subsets=args.subset)
@@ -212,25 +213,28 @@ def _parallel_versions(
                 raise InputError(
                     f"has no row in the parallel columns for {lang}", item=item.id, field="--field"
                 )
-            out[(item.id, lang)] = {name: getattr(own, name) for name in text_fields}
+            out[(item.id, lang)] = {name: getattr(own, name) for name in mapped}
     return out
 
 
 def _check_covered(
     items: list[Item], languages: list[str], parallel: dict[tuple[str, str], dict[str, str]]
 ) -> None:
-    """With `--translator none` every item needs its own version in every language it is not written in."""
-    from cejudge_dspy.data import normalize_language
+    """With `--translator none` every text of every item needs its own version in every language it is not
+    written in."""
+    from cejudge_dspy.consistency import TEXT_FIELDS, field_language
 
     for lang in languages:
         for item in items:
-            if (item.id, lang) not in parallel and normalize_language(item.language) != lang:
-                raise InputError(
-                    f"has no version in {lang} and --translator none translates nothing; map one with "
-                    f"--field instruction@{lang}=COLUMN (and the responses), or use --translator llm",
-                    item=item.id,
-                    field="--translator",
-                )
+            own = parallel.get((item.id, lang), {})
+            for name in TEXT_FIELDS[item.mode]:
+                if name not in own and field_language(item, name) != lang:
+                    raise InputError(
+                        f"has no version of its {name} in {lang} and --translator none translates nothing; "
+                        f"map one with --field {name}@{lang}=COLUMN, or use --translator llm",
+                        item=item.id,
+                        field="--translator",
+                    )
 
 
 def _judge(

@@ -13,7 +13,9 @@ from cejudge_dspy.consistency._layout import (
     read_consistency_identity,
 )
 from cejudge_dspy.consistency._renderings import (
+    TEXT_FIELDS,
     Rendering,
+    field_language,
     read_renderings,
     render_items,
     rendered_item,
@@ -27,11 +29,13 @@ __all__ = [
     "CONSISTENCY",
     "ConsistencyRun",
     "ORIGINAL_RUN",
+    "TEXT_FIELDS",
     "RENDERINGS",
     "Rendering",
     "RenderStage",
     "TranslateInto",
     "child_name",
+    "field_language",
     "is_consistency_run",
     "judge_consistency",
     "llm_stage",

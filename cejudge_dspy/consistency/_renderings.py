@@ -126,15 +126,18 @@ async def render_items(
 
 
 async def _render(item: Item, language: str, translator: Translator, own: dict[str, str] | None) -> Rendering:
+    """The item's own texts where it has them, the texts already in `language` as they are, the translator's
+    for the rest; the source names the translator when it wrote any text."""
+    own = own or {}
     names = TEXT_FIELDS[item.mode]
-    if own is not None:
-        return Rendering(item.id, language, PARALLEL, texts={n: own[n] for n in names})
-    if all(field_language(item, n) == language for n in names):
-        return Rendering(item.id, language, ORIGINAL, texts={n: getattr(item, n) for n in names})
+    todo = [n for n in names if n not in own and field_language(item, n) != language]
     try:
-        texts = await asyncio.gather(
-            *(translator.translate(getattr(item, n), field_language(item, n)) for n in names)
+        written = await asyncio.gather(
+            *(translator.translate(getattr(item, n), field_language(item, n)) for n in todo)
         )
     except TranslationError as exc:
         return Rendering(item.id, language, translator.name, "error", error=str(exc))
-    return Rendering(item.id, language, translator.name, texts=dict(zip(names, texts, strict=True)))
+    translated = dict(zip(todo, written, strict=True))
+    texts = {n: own.get(n, translated.get(n, getattr(item, n))) for n in names}
+    source = translator.name if todo else PARALLEL if own else ORIGINAL
+    return Rendering(item.id, language, source, texts=texts)

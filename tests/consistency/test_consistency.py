@@ -157,6 +157,14 @@ def test_an_items_parallel_version_is_used_instead_of_a_translation(tmp_path: Pa
     assert made.source == "parallel" and made.texts == own
 
 
+def test_a_partial_parallel_version_has_the_translator_write_the_other_texts(tmp_path: Path) -> None:
+    calls: list = []
+    run(tmp_path, judges(), calls, parallel={("1", "ko"): {"instruction": "질문"}}, n_resamples=0)
+    made = read_renderings(tmp_path / RENDERINGS)[("1", "ko")]
+    assert made.texts == {"instruction": "질문", "response_a": "<ko> a1", "response_b": "<ko> b1"}
+    assert made.source == "fake" and ("ko", "q1") not in calls
+
+
 def test_other_settings_are_refused_and_force_new_moves_the_run_aside(tmp_path: Path) -> None:
     run(tmp_path, judges(), [], n_resamples=0)
     with pytest.raises(CEJudgeError, match=r"languages: \['ko', 'de'\] -> \['ko'\]"):
