@@ -4,7 +4,9 @@ parallel columns, `--field instruction@ko=COLUMN`), by CE-Judge and the direct j
 
 The run is a parent directory (`cejudge_dspy.consistency`): one ordinary run per (rendering, method), the
 renderings file and a summary of how often each judge changed its output, with bootstrap CIs and McNemar's
-test between the judges. Everything is checked before anything is written; a rerun resumes.
+test between the judges. Everything is checked before anything is written; a rerun resumes. What the
+command reads (its list flags, the items and their own versions in other languages) is
+_consistency_data.py's.
 """
 
 from __future__ import annotations
@@ -14,6 +16,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cejudge_dspy.cli._common import add_backbone_args, parse_fields
+from cejudge_dspy.cli._consistency_data import (
+    check_covered,
+    load_items_of,
+    parallel_fields,
+    parallel_versions,
+    split_list,
+)
 from cejudge_dspy.cli._run_setup import BOOTSTRAP, CONCURRENCY, LIMIT
 from cejudge_dspy.errors import InputError
 
@@ -82,39 +91,6 @@ def add_parsers(sub: Any) -> None:
     p.set_defaults(handler=run_consistency)
 
 
-def split_list(values: list[str] | None, flag: str) -> list[str]:
-    """`a,b --x c` -> [a, b, c], in order, without repeats; an empty entry is one line."""
-    out: list[str] = []
-    for value in values or []:
-        for part in value.split(","):
-            if not part.strip():
-                raise InputError(f"an empty entry in {value!r}; write e.g. ko,de,ja", field=flag)
-            if part.strip() not in out:
-                out.append(part.strip())
-    return out
-
-
-def parallel_fields(
-    fields: dict[str, str], declared: dict[str, dict[str, str]] | None = None
-) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
-    """Split `--field` into the ordinary mapping and {language: {field: column}} for FIELD@LANG keys, on
-    top of the task's declared ones (`declared`, [dataset.fields] `instruction@ko = ...`)."""
-    from cejudge_dspy.data import normalize_language
-
-    plain: dict[str, str] = {}
-    parallel: dict[str, dict[str, str]] = {}
-    for lang, mapped in (declared or {}).items():
-        parallel.setdefault(normalize_language(lang, field="[dataset.fields]"), {}).update(mapped)
-    for key, column in fields.items():
-        name, at, lang = key.partition("@")
-        if not at:
-            plain[key] = column
-            continue
-        code = normalize_language(lang, field=f"--field {key}")
-        parallel.setdefault(code, {})[name] = column
-    return plain, parallel
-
-
 def run_consistency(args: argparse.Namespace) -> int:
     from cejudge_dspy.cli._run_setup import check_lm, check_options
     from cejudge_dspy.data import normalize_language
@@ -138,10 +114,10 @@ def run_consistency(args: argparse.Namespace) -> int:
         JudgeOptions(method=method, program=args.program if method == "cejudge" else "auto").check(spec)
     fields, parallel_columns = parallel_fields(parse_fields(args.field), spec.dataset.parallel)
     constants = parse_fields(args.const, "--const")
-    items = _load(args, spec, fields, constants)
-    parallel = _parallel_versions(args, spec, fields, constants, items, parallel_columns, languages)
+    items = load_items_of(args, spec, fields, constants)
+    parallel = parallel_versions(args, spec, fields, constants, items, parallel_columns, languages)
     if args.render_translator == "none":
-        _check_covered(items, languages, parallel)
+        check_covered(items, languages, parallel)
     args.parallel_columns = parallel_columns  # recorded in consistency.json
     return _judge(args, spec, items, languages, methods, fields, constants, parallel)
 
@@ -154,87 +130,6 @@ def _as_method(args: argparse.Namespace, method: str) -> argparse.Namespace:
     ns.program = args.program if method == "cejudge" else "auto"
     ns.language, ns.shard, ns.preset, ns.headline = None, None, None, None
     return ns
-
-
-def _load(
-    args: argparse.Namespace, spec: TaskSpec, fields: dict[str, str], constants: dict[str, str]
-) -> list[Item]:
-    from cejudge_dspy.data import load_items
-
-    return load_items(
-        spec,
-        args.data,
-        fields=fields,
-        constants=constants,
-        subsets=args.subset,
-        limit=args.limit,
-        seed=args.seed,
-    )
-
-
-def _parallel_versions(
-    args: argparse.Namespace,
-    spec: TaskSpec,
-    fields: dict[str, str],
-    constants: dict[str, str],
-    items: list[Item],
-    columns: dict[str, dict[str, str]],
-    languages: list[str],
-) -> dict[tuple[str, str], dict[str, str]]:
-    """(item id, language) -> the item's own texts in that language (those it has a column for; the
-    translator writes the others), read by loading the data again with the parallel columns mapped to the
-    text fields, so each must be filled for every item."""
-    from cejudge_dspy.data import load_items
-
-    text_fields = (
-        ("instruction", "response_a", "response_b")
-        if spec.mode == "pairwise"
-        else ("instruction", "response")
-    )
-    out: dict[tuple[str, str], dict[str, str]] = {}
-    for lang, mapped in columns.items():
-        if lang not in languages:
-            continue  # a version the run does not check (a declared one, or a --field for another run)
-        unknown = sorted(set(mapped) - set(text_fields))
-        if unknown:
-            raise InputError(
-                f"{unknown[0]}@{lang}: only the texts ({', '.join(text_fields)}) have versions in "
-                "other languages",
-                field="--field",
-            )
-        mapping = fields | mapped
-        version = {
-            i.id: i
-            for i in load_items(spec, args.data, fields=mapping, constants=constants, subsets=args.subset)
-        }
-        for item in items:
-            own = version.get(item.id)
-            if own is None:
-                raise InputError(
-                    f"has no row in the parallel columns for {lang}", item=item.id, field="--field"
-                )
-            out[(item.id, lang)] = {name: getattr(own, name) for name in mapped}
-    return out
-
-
-def _check_covered(
-    items: list[Item], languages: list[str], parallel: dict[tuple[str, str], dict[str, str]]
-) -> None:
-    """With `--translator none` every text of every item needs its own version in every language it is not
-    written in."""
-    from cejudge_dspy.consistency import TEXT_FIELDS, field_language
-
-    for lang in languages:
-        for item in items:
-            own = parallel.get((item.id, lang), {})
-            for name in TEXT_FIELDS[item.mode]:
-                if name not in own and field_language(item, name) != lang:
-                    raise InputError(
-                        f"has no version of its {name} in {lang} and --translator none translates nothing; "
-                        f"map one with --field {name}@{lang}=COLUMN, or use --translator llm",
-                        item=item.id,
-                        field="--translator",
-                    )
 
 
 def _judge(
