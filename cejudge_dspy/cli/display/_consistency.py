@@ -9,20 +9,21 @@ from rich.table import Table
 
 
 def _value(m: dict[str, Any] | None, percent: bool = True) -> str:
+    """`43.3% [31.6–56.7] n=60` (pointwise: `0.500 [0.250–0.750] n=60`)."""
     if not m or m.get("value") is None:
-        return "n/a"
-    fmt = (lambda v: f"{100 * v:.1f}%") if percent else (lambda v: f"{v:.3f}")
-    text = fmt(m["value"])
+        return f"n/a n={m.get('n', 0)}" if m else "n/a"
+    scale, unit, digits = (100, "%", 1) if percent else (1, "", 3)
+    text = f"{scale * m['value']:.{digits}f}{unit}"
     if m.get("ci_low") is not None and m.get("ci_high") is not None:
-        text += f" [{fmt(m['ci_low'])}, {fmt(m['ci_high'])}]"
-    return f"{text} (n={m.get('n', 0)})"
+        text += f" [{scale * m['ci_low']:.{digits}f}–{scale * m['ci_high']:.{digits}f}]"
+    return f"{text} n={m.get('n', 0)}"
 
 
 def _p(m: dict[str, Any] | None) -> str:
+    """`p=0.572 (16/12)`: the items only the first judge kept / only the other kept."""
     if not m or m.get("p_value") is None:
         return "n/a"
-    b, c = m["extra"].get("b", 0), m["extra"].get("c", 0)
-    return f"p={m['p_value']:.3g} (kept only by the first {b}, only by the other {c})"
+    return f"p={m['p_value']:.3g} ({m['extra'].get('b', 0)}/{m['extra'].get('c', 0)})"
 
 
 def consistency_table(summary: dict[str, Any]) -> Table:
@@ -60,7 +61,8 @@ def consistency_table(summary: dict[str, Any]) -> Table:
         "scores on the original and on the rendering"
     )
     table.caption = (
-        f"{what}; any language: share of items changed by at least one rendering; McNemar: exact test on "
-        "kept/changed per item (95% bootstrap CIs in brackets)"
+        f"{what}; any language: share of items changed by at least one rendering; 95% bootstrap CIs in "
+        "brackets; McNemar: exact test on kept/changed per item, with the items only the first judge kept / "
+        "only the other kept"
     )
     return table
