@@ -218,3 +218,10 @@ def test_the_page_of_a_run_stopped_before_any_judgment_still_renders(tmp_path: P
     (tmp_path / CONSISTENCY).write_text(json.dumps(identity), encoding="utf-8")
     page = consistency_page(tmp_path, n_resamples=0)
     assert "Flip matrix" in page and "not rendered" in page and "n/a" in page
+
+
+def test_renderings_without_an_identity_are_refused(tmp_path: Path) -> None:
+    (tmp_path / RENDERINGS).write_text('{"id": "1", "language": "ko", "source": "x", "texts": {}}\n')
+    with pytest.raises(CEJudgeError, match="no consistency.json"):
+        run(tmp_path, judges(), [], n_resamples=0)
+    assert run(tmp_path, judges(), [], n_resamples=0, force_new=True)["items"] == 4
