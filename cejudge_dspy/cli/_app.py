@@ -21,6 +21,7 @@ from typing import Any
 from cejudge_dspy.cli import _backbones as cli_backbones
 from cejudge_dspy.cli import _calibrate as cli_calibrate
 from cejudge_dspy.cli import _checkeval as cli_checkeval
+from cejudge_dspy.cli import _consistency as cli_consistency
 from cejudge_dspy.cli import _evaluate as cli_eval
 from cejudge_dspy.cli import _optimize as cli_optimize
 from cejudge_dspy.cli import _view as cli_view
@@ -158,6 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     _judge_parser(sub)
     _tasks_parser(sub)
     cli_eval.add_parsers(sub)
+    cli_consistency.add_parsers(sub)
     cli_calibrate.add_parsers(sub)
     cli_checkeval.add_parsers(sub)
     cli_optimize.add_parsers(sub)

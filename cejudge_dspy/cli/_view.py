@@ -27,7 +27,11 @@ def add_parsers(sub: Any) -> None:
     p = sub.add_parser(
         "view", help="write a self-contained HTML page of one or more runs (items, charts, comparison)"
     )
-    p.add_argument("runs", nargs="+", help="run directories written by `cejudge evaluate --out`")
+    p.add_argument(
+        "runs",
+        nargs="+",
+        help="run directories written by `cejudge evaluate --out`, or one written by `cejudge consistency`",
+    )
     p.add_argument(
         "-o",
         "--out",
@@ -63,6 +67,8 @@ def run_view(args: argparse.Namespace) -> int:
     for path in paths:
         if not path.is_dir():
             raise InputError(f"{path} is not a run directory", field="runs")
+    if any((path / "consistency.json").is_file() for path in paths):
+        return _view_consistency(args, paths)
     names = _unique_names(paths)
     out = (
         Path(args.out)
@@ -82,6 +88,30 @@ def run_view(args: argparse.Namespace) -> int:
             rows = [row for run in runs for row in item_rows(run.records, run.spec, run.name, run.abstained)]
             write_file_atomic(Path(args.csv), csv_text(rows), fsync=False)  # a symlink there is refused
             print(Path(args.csv).resolve())
+        if server is not None:
+            return serve(out, args.port, open_browser=args.open, server=server)
+    finally:
+        if server is not None:
+            server.server_close()
+    if args.open:
+        webbrowser.open(out.resolve().as_uri())
+    return 0
+
+
+def _view_consistency(args: argparse.Namespace, paths: list[Path]) -> int:
+    """The page of one consistency run: its renderings side by side and the flip matrix."""
+    from cejudge_dspy.view import write_consistency_page
+
+    if len(paths) > 1 or args.csv:
+        raise InputError(
+            f"{paths[0]} is a consistency run: view it on its own (without --csv), or view its child runs",
+            field="runs",
+        )
+    out = Path(args.out) if args.out else paths[0] / "view.html"
+    server = bind(out, args.port) if args.serve else None
+    try:
+        write_consistency_page(paths[0], out, n_resamples=args.bootstrap)
+        print(out.resolve())
         if server is not None:
             return serve(out, args.port, open_browser=args.open, server=server)
     finally:

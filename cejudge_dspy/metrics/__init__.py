@@ -6,6 +6,14 @@ from cejudge_dspy.metrics._agreement import fleiss_kappa, fleiss_kappa_from_labe
 from cejudge_dspy.metrics._calibration import calibrate_run
 from cejudge_dspy.metrics._checkeval import checkeval_agreement, mean_human_score, per_group_correlation
 from cejudge_dspy.metrics._compare import compare_runs, load_run
+from cejudge_dspy.metrics._consistency import (
+    changed,
+    changed_rate,
+    flip_rate,
+    mean_abs_change,
+    paired_consistency,
+    rendering_consistency,
+)
 from cejudge_dspy.metrics._correlations import CORRELATIONS, kendall_tau, pearson, spearman
 from cejudge_dspy.metrics._dimensions import dimension_table
 from cejudge_dspy.metrics._measures import accuracy, concordance, position_consistency, strict_accuracy
@@ -34,11 +42,14 @@ __all__ = [
     "average",
     "bootstrap_ci",
     "calibrate_run",
+    "changed",
+    "changed_rate",
     "checkeval_agreement",
     "compare_runs",
     "concordance",
     "dimension_table",
     "fit_logistic",
+    "flip_rate",
     "fleiss_kappa",
     "fleiss_kappa_from_labels",
     "item_confidence",
@@ -47,14 +58,17 @@ __all__ = [
     "language_key",
     "load_run",
     "mcnemar",
+    "mean_abs_change",
     "mean_human_score",
     "paired_bootstrap_diff",
     "panel_summary",
+    "paired_consistency",
     "pearson",
     "per_group_correlation",
     "position_consistency",
     "prediction",
     "risk_coverage",
+    "rendering_consistency",
     "rules_table",
     "score_prediction_files",
     "selective_summary",

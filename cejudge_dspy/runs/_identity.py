@@ -46,6 +46,10 @@ IDENTITY_KEYS = (
     "first",
     "seed",
     "shard",
+    # A child run of `cejudge consistency`: the items as rendered in a language ("original": as given) and
+    # who rendered them; None in every other run.
+    "rendering",
+    "render_translator",
 )
 
 

@@ -101,6 +101,8 @@ def _dataset(data: dict[str, Any], where: str) -> DatasetSpec:
         if not isinstance(value, _DATASET_KEYS[key]):
             kind = _DATASET_KEYS[key].__name__
             raise TaskError(f"{where}: [dataset] {key} must be {kind}, got {type(value).__name__}")
+    parallel = _parallel(fields_, where)
+    fields_ = {k: v for k, v in fields_.items() if "@" not in k}
     unknown = sorted(set(fields_) - set(ITEM_FIELDS))
     if unknown:
         raise TaskError(
@@ -114,7 +116,31 @@ def _dataset(data: dict[str, Any], where: str) -> DatasetSpec:
                     if table == "fields"
                     else f"{where}: [dataset.constants] {key} must be text or a number, got {value!r}"
                 )
-    return DatasetSpec(fields=dict(fields_), constants={k: str(v) for k, v in constants.items()}, **raw)
+    return DatasetSpec(
+        fields=dict(fields_), constants={k: str(v) for k, v in constants.items()}, parallel=parallel, **raw
+    )
+
+
+# The texts an item may carry in other languages (`instruction@ko = "prompt_ko"`).
+PARALLEL_TEXTS = ("instruction", "response", "response_a", "response_b")
+
+
+def _parallel(fields_: dict[str, Any], where: str) -> dict[str, dict[str, str]]:
+    """The [dataset.fields] entries `FIELD@LANG = COLUMN` as {LANG: {FIELD: COLUMN}}."""
+    out: dict[str, dict[str, str]] = {}
+    for key, column in fields_.items():
+        name, at, language = key.partition("@")
+        if not at:
+            continue
+        if name not in PARALLEL_TEXTS or not language.strip():
+            raise TaskError(
+                f"{where}: [dataset.fields] {key}: a version in another language is TEXT@LANG, TEXT one of "
+                f"{', '.join(PARALLEL_TEXTS)} (e.g. instruction@ko)"
+            )
+        if not isinstance(column, str) or not column.strip():
+            raise TaskError(f"{where}: [dataset.fields] {key} must be a column name (text), got {column!r}")
+        out.setdefault(language.strip(), {})[name] = column
+    return out
 
 
 def _scale(data: dict[str, Any], where: str) -> tuple[dict[int, str], tuple[int, ...]]:

@@ -36,7 +36,10 @@ class DatasetSpec:
     `fields` maps canonical item fields (ITEM_FIELDS) to dataset columns. `constants` fills a field
     with a fixed value (MM-Eval's gold is always the `chosen` column, mapped to response_a, so
     `label = "A"`). `language_from_filename` reads a language pair such as `de-en` from a local file
-    name, as LitEval distributes one CSV per pair.
+    name, as LitEval distributes one CSV per pair. `parallel` holds the items' own versions of their texts in
+    other languages, declared as `instruction@ko = "prompt_ko"` in [dataset.fields]: {language: {field:
+    column}}, read by `cejudge consistency` instead of translating (the language as written; the data layer
+    normalizes it).
     """
 
     hub_id: str = ""
@@ -47,6 +50,7 @@ class DatasetSpec:
     constants: dict[str, str] = field(default_factory=dict)
     language_from_filename: bool = False
     default_language: str = "en"
+    parallel: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

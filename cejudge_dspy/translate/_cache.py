@@ -1,5 +1,7 @@
-"""What the caching translators share: English passed through, results cached per (translator, language,
-text), and one request per text in flight however many callers wait for it."""
+"""What the caching translators share: a text already in the target language passed through, results cached
+per (translator and target, language, text), and one request per text in flight however many callers wait
+for it. The target is English unless a translator is built for another (`cejudge consistency` renders items
+into other languages with the same translators)."""
 
 from __future__ import annotations
 
@@ -18,19 +20,27 @@ def _one_line(exc: BaseException, limit: int = 160) -> str:
 
 
 class _CachedTranslator:
-    """Shared English short-cut, result cache and in-flight de-duplication."""
+    """Shared short-cut for a text already in the target language, result cache and in-flight
+    de-duplication."""
 
     name = "cached"
 
-    def __init__(self) -> None:
+    def __init__(self, target: str = "en") -> None:
         self._cache: dict[_Key, str] = {}
         self._pending: dict[_Key, asyncio.Task[str]] = {}
+        self.target = normalize_language(target)
+        # The cache key's first part: the translator's name, with the target when it is not English, so
+        # one cache file keeps translations into several languages apart ("google>ko").
+        self.key_name = self.name if is_english(self.target) else f"{self.name}>{self.target}"
+
+    def _is_target(self, code: str) -> bool:
+        return is_english(code) if is_english(self.target) else code == self.target
 
     async def translate(self, text: str, language: str) -> str:
         code = normalize_language(language)
-        if is_english(code) or not text.strip():
+        if self._is_target(code) or not text.strip():
             return text
-        key = (self.name, code, text)
+        key = (self.key_name, code, text)
         hit = self._lookup(key)
         if hit is not None:
             return hit

@@ -1,4 +1,5 @@
-"""``google``: Google Translate through deep-translator (needs the network), source -> English.
+"""``google``: Google Translate through deep-translator (needs the network), source -> English (or the
+target a translator is built for).
 
 Texts longer than Google's limit are split at the coarsest boundary that fits and joined back exactly;
 translations are kept across runs in an append-only JSON-lines file, since each call is slow and rate
@@ -21,7 +22,7 @@ import requests
 from deep_translator import exceptions as dt_errors
 from deep_translator.constants import GOOGLE_LANGUAGES_TO_CODES
 
-from cejudge_dspy.data import language_name, normalize_language
+from cejudge_dspy.data import is_english, language_name, normalize_language
 from cejudge_dspy.errors import TranslationError
 from cejudge_dspy.translate._cache import _CachedTranslator, _Key, _one_line
 
@@ -123,8 +124,10 @@ class GoogleTranslator(_CachedTranslator):
         persist: bool = True,
         cache_file: str | os.PathLike[str] | None = None,
         proxies: dict[str, str] | None = None,
+        target: str = "en",
     ) -> None:
-        super().__init__()
+        super().__init__(target)
+        self.target_code = "en" if is_english(self.target) else google_code(self.target)
         self.retries, self.backoff, self._sleep = max(0, retries), backoff, sleep
         self.max_concurrency, self.proxies = max(1, max_concurrency), proxies
         self.cache_file: Path | None = Path(cache_file) if cache_file else default_cache_file()
@@ -177,7 +180,9 @@ class GoogleTranslator(_CachedTranslator):
     def _request(self, text: str, source: str) -> str:
         # A fresh client per call: deep-translator keeps the request text on the instance, so
         # sharing one across threads would mix texts. Looked up on the module so tests can patch it.
-        client = deep_translator.GoogleTranslator(source=source, target="en", proxies=self.proxies)
+        client = deep_translator.GoogleTranslator(
+            source=source, target=self.target_code, proxies=self.proxies
+        )
         result = client.translate(text)
         return text if result is None else str(result)  # None: Google echoed the input back
 
@@ -203,7 +208,7 @@ class GoogleTranslator(_CachedTranslator):
                 value = rec["translation"]
             except (ValueError, KeyError, TypeError):
                 continue
-            if key[0] == self.name and all(isinstance(v, str) for v in (*key, value)):
+            if key[0] == self.key_name and all(isinstance(v, str) for v in (*key, value)):
                 self._cache[key] = value
 
     def _store(self, key: _Key, translation: str) -> None:

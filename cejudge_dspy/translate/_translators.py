@@ -1,10 +1,12 @@
-"""Translators from a source language into English, used before CE-Judge builds its checklists.
+"""Translators from a source language into English, used before CE-Judge builds its checklists, or into
+another target language, used by `cejudge consistency` to render items in the languages it checks.
 
 Three implementations share one contract (`Translator`): ``none`` passes text through, ``google``
 calls Google Translate through deep-translator (needs the network), ``llm`` wraps the judge's own
-DSPy translation stage (works offline; the default). English is never sent to any translator.
-Results are cached per (translator, language, text), and a request already in flight is awaited
-rather than repeated, so a judge can translate the same instruction for many responses for free.
+DSPy translation stage (works offline; the default). A text already in the target language (English,
+by default) is never sent to any translator. Results are cached per (translator and target, language,
+text), and a request already in flight is awaited rather than repeated, so a judge can translate the
+same instruction for many responses for free.
 The cache lives in _cache.py and ``google`` in _google.py.
 """
 
@@ -29,7 +31,8 @@ class Translator(Protocol):
     name: str
 
     async def translate(self, text: str, language: str) -> str:
-        """Translate `text` from `language` (a canonical source code) into English."""
+        """Translate `text` from `language` (a canonical source code) into the translator's target
+        (English unless it was built for another)."""
         ...
 
 
@@ -38,17 +41,21 @@ class NoTranslator:
 
     name = "none"
 
+    def __init__(self, target: str = "en") -> None:
+        self.target = target
+
     async def translate(self, text: str, language: str) -> str:
         return text
 
 
 class LLMTranslator(_CachedTranslator):
-    """``llm``: the judge's translation stage, called as ``stage(text, language_name)``."""
+    """``llm``: the judge's translation stage, called as ``stage(text, language_name)``; a translator into
+    another `target` than English is given a stage that writes that language."""
 
     name = "llm"
 
-    def __init__(self, stage: Stage) -> None:
-        super().__init__()
+    def __init__(self, stage: Stage, target: str = "en") -> None:
+        super().__init__(target)
         self._stage = stage
 
     async def _translate(self, text: str, code: str) -> str:
@@ -74,8 +81,11 @@ class LLMTranslator(_CachedTranslator):
 _TRANSLATORS: dict[str, type] = {"none": NoTranslator, "google": GoogleTranslator, "llm": LLMTranslator}
 
 
-def make_translator(name: str, *, stage: Stage | None = None, **options: Any) -> Translator:
-    """Build a translator by name; `stage` is used by ``llm`` only, `options` go to the constructor."""
+def make_translator(
+    name: str, *, stage: Stage | None = None, target: str = "en", **options: Any
+) -> Translator:
+    """Build a translator by name into `target` (English by default); `stage` is used by ``llm`` only,
+    `options` go to the constructor."""
     key = str(name).strip().lower()
     choices = ", ".join(sorted(_TRANSLATORS))
     if key not in _TRANSLATORS:
@@ -83,7 +93,7 @@ def make_translator(name: str, *, stage: Stage | None = None, **options: Any) ->
         hint = f"; did you mean '{close[0]}'?" if close else ";"
         raise InputError(f"unknown translator {name!r}{hint} choose one of: {choices}", field="translator")
     cls = _TRANSLATORS[key]
-    allowed = set(inspect.signature(cls).parameters) - {"stage"}
+    allowed = set(inspect.signature(cls).parameters) - {"stage", "target"}
     unknown = sorted(set(options) - allowed)
     if unknown:
         raise InputError(
@@ -98,8 +108,8 @@ def make_translator(name: str, *, stage: Stage | None = None, **options: Any) ->
                 "or use --translator google or none",
                 field="translator",
             )
-        return LLMTranslator(stage)
-    return cls(**options)
+        return LLMTranslator(stage, target)
+    return cls(target=target, **options)
 
 
 async def translate_many(translator: Translator, texts: Iterable[str], language: str) -> list[str]:

@@ -51,6 +51,28 @@ def test_the_run_directory_page_names_every_key_a_run_writes(run: Path) -> None:
         assert (run / name).exists() and f"`{name}`" in text
 
 
+def test_the_run_directory_page_names_every_key_a_consistency_run_writes(tmp_path: Path) -> None:
+    text = _named("run-directory.md")
+    out = tmp_path / "consistency"
+    data = support.BENCHMARKS / "obvious" / "pairwise.jsonl"
+    argv = ["consistency", "--task", "chat", "--data", str(data), "--limit", "2", "--languages", "ko"]
+    assert main([*argv, "--lm", "simulated:0", "--bootstrap", "0", "--out", str(out)]) == 0
+    identity = json.loads((out / "consistency.json").read_text(encoding="utf-8"))
+    rendering = json.loads((out / "renderings.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    child = json.loads((out / "ko-direct" / "run.json").read_text(encoding="utf-8"))
+    assert not _missing(identity, text), "consistency.json keys the page does not name"
+    assert not _missing(rendering, text), "renderings.jsonl keys the page does not name"
+    assert not _missing(summary, text), "consistency summary.json keys the page does not name"
+    assert not _missing(summary["by_language"]["ko"]["direct"], text), (
+        "per-language keys the page does not name"
+    )
+    assert not _missing(summary["any_language"]["direct"], text)
+    assert not _missing(child, text), "a child run's run.json keys the page does not name"
+    for name in ("consistency.json", "renderings.jsonl", "view.html"):
+        assert f"`{name}`" in text
+
+
 def test_the_task_format_page_names_every_declaration_key() -> None:
     text = _named("task-format.md")
     from cejudge_dspy.tasks import _parsing

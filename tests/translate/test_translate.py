@@ -28,9 +28,10 @@ class FakeGoogle:
     failures: list[Exception] = []  # raised one per request, in order, before any success
     delay = 0.0
     lock = threading.Lock()
+    target = "en"  # the target every request must ask for (a translator built for another sets it)
 
     def __init__(self, source: str, target: str, proxies: Any = None) -> None:
-        assert target == "en"
+        assert target == FakeGoogle.target
         self.source = source
 
     def translate(self, text: str) -> str:
@@ -54,6 +55,7 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def fake(monkeypatch: pytest.MonkeyPatch) -> type[FakeGoogle]:
     monkeypatch.setattr(FakeGoogle, "calls", [])
     monkeypatch.setattr(FakeGoogle, "failures", [])
+    monkeypatch.setattr(FakeGoogle, "target", "en")
     monkeypatch.setattr(deep_translator, "GoogleTranslator", FakeGoogle)
     return FakeGoogle
 
@@ -307,3 +309,35 @@ def test_make_translator() -> None:
         make_translator("llm")
     with pytest.raises(InputError, match="does not take option.*retrys"):
         make_translator("google", retrys=2)
+
+
+def test_a_translator_into_another_language_passes_that_language_through_and_translates_english() -> None:
+    stage = RecordingStage()
+    translator = make_translator("llm", stage=stage, target="ko")
+
+    async def run() -> list[str]:
+        return [
+            await translator.translate(t, lang)
+            for t, lang in (("안녕", "ko"), ("Hello", "en"), ("Hallo", "de"))
+        ]
+
+    assert asyncio.run(run()) == ["안녕", "[English] Hello", "[German] Hallo"]
+    assert [lang for _, lang in stage.calls] == ["English", "German"]
+    assert asyncio.run(make_translator("none", target="ko").translate("Hello", "en")) == "Hello"
+
+
+def test_google_into_another_language_asks_for_it_and_keeps_its_cache_apart(
+    fake: type[FakeGoogle], cache_dir: Path
+) -> None:
+    asyncio.run(GoogleTranslator().translate("Hallo", "de"))  # into English, cached as "google"
+    fake.target = "ko"
+    assert asyncio.run(GoogleTranslator(target="ko").translate("Hallo", "de")) == "<Hallo>"
+    assert asyncio.run(GoogleTranslator(target="ko").translate("Hello", "en")) == "<Hello>"
+    assert len(fake.calls) == 3  # the English translation of "Hallo" did not answer for Korean
+    assert asyncio.run(GoogleTranslator(target="ko").translate("Hallo", "de")) == "<Hallo>"
+    assert len(fake.calls) == 3  # a new translator into Korean reads the file's Korean entries
+    names = {
+        json.loads(x)["translator"]
+        for x in (cache_dir / "translations.jsonl").read_text("utf-8").splitlines()
+    }
+    assert names == {"google", "google>ko"}

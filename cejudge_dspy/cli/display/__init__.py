@@ -2,6 +2,7 @@
 CLI) that imports rich; everything it shows comes from JudgeResult, summaries and TaskSpec."""
 
 from cejudge_dspy.cli.display._answers import match_answers
+from cejudge_dspy.cli.display._consistency import consistency_table
 from cejudge_dspy.cli.display._panel import panel_tables, votes_table
 from cejudge_dspy.cli.display._rules import (
     decision_rules_table,
@@ -26,6 +27,7 @@ from cejudge_dspy.cli.display._verdicts import (
 
 __all__ = [
     "compare_table",
+    "consistency_table",
     "console",
     "decision_rules_table",
     "dimension_tables",

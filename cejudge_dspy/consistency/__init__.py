@@ -1,0 +1,48 @@
+"""Whether a verdict survives the language: each item judged as given and again rendered in other
+languages (by a translator, or from the item's own parallel versions), by CE-Judge and a plain judge alike,
+with one ordinary run directory per rendering and method under one parent, and a summary of how often each
+judge changed its output (`cejudge consistency`)."""
+
+from cejudge_dspy.consistency._layout import (
+    COMPARED,
+    CONSISTENCY,
+    ORIGINAL_RUN,
+    RENDERINGS,
+    child_name,
+    is_consistency_run,
+    read_consistency_identity,
+)
+from cejudge_dspy.consistency._renderings import (
+    TEXT_FIELDS,
+    Rendering,
+    field_language,
+    read_renderings,
+    render_items,
+    rendered_item,
+)
+from cejudge_dspy.consistency._run import ConsistencyRun, judge_consistency
+from cejudge_dspy.consistency._stage import RenderStage, TranslateInto, llm_stage
+from cejudge_dspy.consistency._summary import read_outputs, summarize_consistency
+
+__all__ = [
+    "COMPARED",
+    "CONSISTENCY",
+    "ConsistencyRun",
+    "ORIGINAL_RUN",
+    "TEXT_FIELDS",
+    "RENDERINGS",
+    "Rendering",
+    "RenderStage",
+    "TranslateInto",
+    "child_name",
+    "field_language",
+    "is_consistency_run",
+    "judge_consistency",
+    "llm_stage",
+    "read_consistency_identity",
+    "read_outputs",
+    "read_renderings",
+    "render_items",
+    "rendered_item",
+    "summarize_consistency",
+]
