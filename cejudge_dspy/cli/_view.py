@@ -15,6 +15,7 @@ import functools
 import http.server
 import sys
 import webbrowser
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -75,9 +76,8 @@ def run_view(args: argparse.Namespace) -> int:
         if args.out
         else (paths[0] / "view.html" if len(paths) == 1 else Path("cejudge-view.html"))
     )
-    # Bound before anything is written: a port in use is one line, with no page left behind.
-    server = bind(out, args.port) if args.serve else None
-    try:
+
+    def write() -> None:
         runs = [
             load_view_run(path, name=name, n_resamples=args.bootstrap, abstain_below=args.abstain_below)
             for path, name in zip(paths, names, strict=True)
@@ -88,6 +88,16 @@ def run_view(args: argparse.Namespace) -> int:
             rows = [row for run in runs for row in item_rows(run.records, run.spec, run.name, run.abstained)]
             write_file_atomic(Path(args.csv), csv_text(rows), fsync=False)  # a symlink there is refused
             print(Path(args.csv).resolve())
+
+    return _publish(args, out, write)
+
+
+def _publish(args: argparse.Namespace, out: Path, write: Callable[[], None]) -> int:
+    """Write the page with `write`, then serve it (`--serve`) or open it (`--open`). The port is bound
+    before anything is written: a port in use is one line, with no page left behind."""
+    server = bind(out, args.port) if args.serve else None
+    try:
+        write()
         if server is not None:
             return serve(out, args.port, open_browser=args.open, server=server)
     finally:
@@ -108,18 +118,12 @@ def _view_consistency(args: argparse.Namespace, paths: list[Path]) -> int:
             field="runs",
         )
     out = Path(args.out) if args.out else paths[0] / "view.html"
-    server = bind(out, args.port) if args.serve else None
-    try:
+
+    def write() -> None:
         write_consistency_page(paths[0], out, n_resamples=args.bootstrap)
         print(out.resolve())
-        if server is not None:
-            return serve(out, args.port, open_browser=args.open, server=server)
-    finally:
-        if server is not None:
-            server.server_close()
-    if args.open:
-        webbrowser.open(out.resolve().as_uri())
-    return 0
+
+    return _publish(args, out, write)
 
 
 def _unique_names(paths: list[Path]) -> list[str]:
