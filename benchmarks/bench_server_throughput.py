@@ -52,6 +52,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import dspy  # noqa: E402
 
+from benchmarks.record import Table, add_record_argument  # noqa: E402
+from benchmarks.record import record as record_entry  # noqa: E402
+
 OBVIOUS = Path(__file__).resolve().parent / "obvious" / "pairwise.jsonl"
 ROADS = ("in-process", "server")
 ADAPTERS: dict[str, Callable[[], Any]] = {
@@ -125,6 +128,24 @@ def row(c: Cell, cells: Sequence[Cell]) -> str:
         f"{c.calls / n:>10.2f} {c.prompt_tokens / n:>15.0f} {c.output_tokens / n:>15.0f} {c.ok:>3} "
         f"{c.right:>5} {ratio:>13} {agree:>6}"
     )
+
+
+def record_table(cells: Sequence[Cell]) -> Table:
+    """The rows of `table` as data, for `--record` (docs/measurements/data/bench_server_throughput.json)."""
+    rows = []
+    for c in sorted(cells, key=lambda c: (c.concurrency, ROADS.index(c.road) if c.road in ROADS else 9)):
+        n = max(c.items, 1)
+        base = next((b for b in cells if b.road == "in-process" and b.concurrency == c.concurrency), None)
+        against = base is not None and c.road != "in-process"
+        ratio = c.per_minute / base.per_minute if against and base.per_minute else None
+        rows.append(
+            [c.road, c.concurrency, c.items, c.seconds, c.per_minute, c.calls / n, c.prompt_tokens / n]
+            + [c.output_tokens / n, c.ok, c.right, ratio, agreement(c, base) if against else "-"]
+        )
+    columns = ["road", "concurrency", "items", "seconds", "items/min", "calls/item", "prompt tok/item"]
+    columns += ["output tok/item", "ok", "right", "items/min vs in-process", "same verdict"]
+    formats = ["", "{}", "{}", "{:.1f}", "{:.2f}", "{:.2f}", "{:.0f}", "{:.0f}", "{}", "{}", "{:.2f}x", ""]
+    return Table(columns=columns, rows=rows, formats=formats, title="throughput by road and concurrency")
 
 
 def table(cells: Sequence[Cell]) -> list[str]:
@@ -237,6 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n-ctx", type=int, default=8192, help="context of the server and the in-process engine")
     p.add_argument("--roads", default=",".join(ROADS), help="which roads, comma-separated")
     p.add_argument("--json", help="also write the cells to this file")
+    add_record_argument(p, "bench_server_throughput")
     args = p.parse_args(argv)
 
     from cejudge_dspy.data import load_items
@@ -264,6 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load at the end {'{:.2f} {:.2f} {:.2f}'.format(*os.getloadavg())}")
     if args.json:
         Path(args.json).write_text(json.dumps([asdict(c) for c in cells], indent=1) + "\n")
+    record_entry(args, "bench_server_throughput", [record_table(cells)], argv)
     return 0
 
 

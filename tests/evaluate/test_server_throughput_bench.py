@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from benchmarks.bench_server_throughput import OBVIOUS, Cell, cell_of, measure, table
+from benchmarks.bench_server_throughput import OBVIOUS, Cell, cell_of, measure, record_table, table
 from cejudge_dspy.backbones import make_lm
 from cejudge_dspy.data import load_items
 from cejudge_dspy.tasks import load_task
@@ -49,6 +49,19 @@ def test_the_table_puts_each_server_row_against_in_process_at_its_concurrency() 
     assert rows[2].split()[-2:] == ["-", "-"]
     fields = rows[1].split()
     assert fields[4:8] == ["2.00", "2.00", "300", "20"]  # items/min, calls, prompt and output tokens per item
+
+
+def test_the_recorded_table_holds_the_printed_rows_as_numbers() -> None:
+    same, other = (("x", "A"), ("y", "B")), (("x", "A"), ("y", "A"))
+    cells = [
+        Cell("server", 1, 4, 120.0, 8, 1200, 80, 4, 4, other),
+        Cell("in-process", 1, 4, 60.0, 8, 1000, 80, 4, 3, same),
+    ]
+    recorded = record_table(cells)
+    assert [r[:2] for r in recorded.rows] == [["in-process", 1], ["server", 1]]
+    assert recorded.rows[0][-2:] == [None, "-"]
+    assert recorded.rows[1][4] == 2.0 and recorded.rows[1][-2:] == [0.5, "1/2"]
+    assert len(recorded.formats) == len(recorded.columns) == len(recorded.rows[1])
 
 
 def test_measure_judges_every_road_at_every_concurrency() -> None:
