@@ -60,15 +60,33 @@ def add_parsers(sub: Any) -> None:
     )
     p.set_defaults(handler=run_compare)
 
-    p = sub.add_parser("merge", help="merge the results of sharded runs into one run directory")
+    p = sub.add_parser(
+        "merge",
+        help="merge the results of sharded runs into one run directory, or (--members) the runs of several "
+        "judges on the same items into one panel run",
+    )
     p.add_argument("runs", nargs="+")
     p.add_argument("--out", required=True)
-    p.add_argument(
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument(
         "--partial",
         action="store_true",
         help="merge even if some of the N shards are missing, or a shard lacks records of its items "
         "(interrupted, or a torn last line); the summary says what is missing",
     )
+    mode.add_argument(
+        "--members",
+        action="store_true",
+        help="the runs are single judges of the same items: join them as a panel's members (majority, "
+        "mean and stacked verdicts, agreement, paired tests) without judging again; the panel holds the "
+        "items every run judged",
+    )
+    p.add_argument(
+        "--tie-band",
+        type=float,
+        help="with --members: the band of the panel's mean rule (default: the first run's --tie-band)",
+    )
+    p.add_argument("--bootstrap", type=int, default=1000, help="with --members: bootstrap resamples for CIs")
     p.set_defaults(handler=run_merge)
 
 
@@ -146,6 +164,11 @@ def run_merge(args: argparse.Namespace) -> int:
     from cejudge_dspy.cli.display import console, summary_table
     from cejudge_dspy.evaluate import merge_runs
 
+    if args.members:
+        return _merge_members(args)
+    if args.tie_band is not None:
+        raise InputError("applies to a panel of members only; add --members", field="--tie-band")
+
     summary = merge_runs([Path(r) for r in args.runs], Path(args.out), partial=args.partial)
     console().print(summary_table(summary))
     if part := summary.get("partial"):
@@ -157,4 +180,31 @@ def run_merge(args: argparse.Namespace) -> int:
             lacks = ", ".join(f"{k} lacks {m}" for k, m in part["incomplete"].items())
             said.append(f"{part['missing_items']} items of the shards merged have no record ({lacks})")
         console(stderr=True).print(f"partial merge into {args.out}: {'; '.join(said)}", soft_wrap=True)
+    return 0
+
+
+def _merge_members(args: argparse.Namespace) -> int:
+    from cejudge_dspy.cli._common import check_bounds
+    from cejudge_dspy.cli._run_setup import BOOTSTRAP
+    from cejudge_dspy.cli.display import console, panel_tables, summary_table
+    from cejudge_dspy.evaluate import merge_members
+    from cejudge_dspy.judges import JudgeOptions
+
+    check_bounds(args, (BOOTSTRAP,))
+    band = dict(JudgeOptions.options())["tie_band"]  # the one bound --tie-band has everywhere
+    if args.tie_band is not None and (problem := band.problem(args.tie_band)):
+        raise InputError(problem, field="--tie-band")
+    summary = merge_members(
+        [Path(r) for r in args.runs], Path(args.out), tie_band=args.tie_band, n_resamples=args.bootstrap
+    )
+    out = console()
+    out.print(summary_table(summary))
+    for table in panel_tables(summary["panel"], summary["metric"]):
+        out.print(table)
+    beyond = {k: n for k, n in summary["run"]["members_beyond_panel"].items() if n}
+    if beyond:
+        said = ", ".join(f"{k} {n}" for k, n in beyond.items())
+        console(stderr=True).print(
+            f"items judged by some members only, left out of the panel: {said}", soft_wrap=True
+        )
     return 0
