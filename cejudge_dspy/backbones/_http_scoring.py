@@ -12,7 +12,12 @@ measured (docs/measurements/server-road.md):
   template to the messages (the prompt the in-process scorer renders) and reports each generated token's
   log probability from the raw logits, before the grammar filtered them: the model's own figures, as if
   it had written the answer. Forcing ids, not text, keeps the canonical tokenisation: a text grammar lets
-  the model pick whichever split of the text it finds likeliest, and the figures then differ.
+  the model pick whichever split of the text it finds likeliest, and the figures then differ. But a
+  token that is not a whole UTF-8 character on its own (Devanagari, and many other scripts, split
+  characters across byte-level tokens) breaks llama.cpp's grammar: forcing such ids aborted the whole
+  server process ("Unexpected empty grammar stack"). Each id is checked once (`/extras/detokenize`,
+  `/detokenize`: a piece that does not decode, or decodes to U+FFFD, is not whole); an answer with such a
+  token is forced as text instead (`gbnf_literal`), in the split the model picks.
 * the end of the turn. llama-cpp-python stops at an end-of-generation token without reporting it, so it
   cannot be forced and scored like the others. The grammar forces one more, ordinary token (`FILLER`)
   after the answer instead; the alternatives reported at that position (`top_logprobs`) are the model's
@@ -42,6 +47,8 @@ from typing import Any
 
 import httpx
 
+from cejudge_dspy.errors import BackboneError
+
 # Forced once by the probe: no model writes it on its own, so getting it back verbatim means the server
 # honoured the grammar, and its minimum log probability far below 0 means the figures are the model's own.
 PROBE_MESSAGES = [{"role": "user", "content": "What is the capital of France? Answer with one word."}]
@@ -57,8 +64,9 @@ END_ALTERNATIVES = 10
 _TIE = 1e-9
 
 
-class Unreachable(ValueError):
-    """The server did not answer at all (refused, timed out): says nothing about what it can do."""
+class Unreachable(BackboneError):
+    """The server did not answer at all (refused, timed out, died): says nothing about what it can do,
+    and stops a run like any backbone that cannot be reached (not a text it could not score)."""
 
 
 def text_scorer(lm: Any) -> Any:
@@ -82,6 +90,15 @@ def can_score(lm: Any) -> bool | None:
     if not isinstance(server, ServerScorer):
         return False
     return server.known()
+
+
+def gbnf_literal(text: str) -> str:
+    """A GBNF string literal of `text` (quotes, backslashes and control characters escaped)."""
+    escaped = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+    out = [
+        escaped.get(ch) or (f"\\x{ord(ch):02X}" if ord(ch) < 0x20 or ord(ch) == 0x7F else ch) for ch in text
+    ]
+    return '"' + "".join(out) + '"'
 
 
 def gbnf_tokens(ids: Sequence[int]) -> str:
@@ -137,6 +154,7 @@ class ServerScorer:
     _probed: bool = field(default=False, init=False, repr=False)
     _tokenizer: tuple[str, str] | None = field(default=None, init=False, repr=False)  # (path, text field)
     _special: tuple[list[int], int] | None = field(default=None, init=False, repr=False)  # (prefix, filler)
+    _whole: dict[int, bool] = field(default_factory=dict, init=False, repr=False)  # id -> a whole character
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ServerScorer:
@@ -144,16 +162,18 @@ class ServerScorer:
         clone = ServerScorer(self.api_base, self.model, self.api_key, self.timeout_s)
         clone._verdict, clone._probed = self._verdict, self._probed
         clone._tokenizer, clone._special = self._tokenizer, self._special
+        clone._whole = dict(self._whole)
         return clone
 
     def __call__(self, messages: list[dict[str, str]], answer: str) -> list[float]:
         ids = self.token_ids(answer)
-        body = self.request(messages, ids)
+        by_ids = self.whole_pieces(ids)
+        body = self.request(messages, ids, None if by_ids else answer)
         reply = self._post("/chat/completions", body)
         choice = (reply.get("choices") or [{}])[0]
         text = (choice.get("message") or {}).get("content")
         content = (choice.get("logprobs") or {}).get("content") or []
-        if text != answer + FILLER or len(content) != len(ids) + 1:
+        if text != answer + FILLER or not content or (by_ids and len(content) != len(ids) + 1):
             raise ValueError(
                 f"the server did not score the given text (it answered {str(text)[:60]!r}, "
                 f"finish reason {choice.get('finish_reason')!r}, {len(content)} token log probabilities "
@@ -162,18 +182,47 @@ class ServerScorer:
         own = [float(entry["logprob"]) for entry in content[:-1]]
         return [*own, end_of_turn_logprob(content[-1].get("top_logprobs") or [])]
 
-    def request(self, messages: list[dict[str, str]], ids: Sequence[int]) -> dict[str, Any]:
-        """The chat-completion body that forces the token ids `ids`, then `FILLER`, and reports them."""
+    def request(
+        self, messages: list[dict[str, str]], ids: Sequence[int], text: str | None = None
+    ) -> dict[str, Any]:
+        """The chat-completion body that forces the token ids `ids` (or, given `text`, that text in the split
+        the model picks), then `FILLER`, and reports them."""
         _, filler = self._specials()
+        grammar = (
+            gbnf_tokens([*ids, filler]) if text is None else f"root ::= {gbnf_literal(text)} <[{filler}]>"
+        )
         return {
             "model": self.model,
             "messages": messages,
-            "grammar": gbnf_tokens([*ids, filler]),
+            "grammar": grammar,
             "logprobs": True,
             "top_logprobs": END_ALTERNATIVES,
             "temperature": 0.0,
-            "max_tokens": len(ids) + 1,
+            # a text's own split has at most one token per byte
+            "max_tokens": (len(ids) if text is None else len(text.encode("utf-8"))) + 1,
         }
+
+    def whole_pieces(self, ids: Sequence[int]) -> bool:
+        """Whether every token of `ids` is a whole UTF-8 text on its own, so a grammar of ids can force
+        them (see the module docstring); each id is asked about once per scorer."""
+        path = (
+            "/extras/detokenize"
+            if (self._tokenizer or ("/extras/tokenize",))[0] == "/extras/tokenize"
+            else "/detokenize"
+        )
+        for token in dict.fromkeys(ids):
+            if token not in self._whole:
+                try:
+                    reply = self._post(path, {"model": self.model, "tokens": [int(token)]}, root=True)
+                except Unreachable:
+                    raise
+                except ValueError:  # llama-cpp-python answers 500 for a piece that does not decode
+                    reply = {}
+                piece = reply.get("text", reply.get("content"))
+                self._whole[token] = isinstance(piece, str) and bool(piece) and "\ufffd" not in piece
+            if not self._whole[token]:
+                return False
+        return True
 
     def token_ids(self, text: str) -> list[int]:
         """`text`'s tokens as the server's tokenizer splits it on its own (no BOS; special tokens parsed)."""
@@ -209,7 +258,7 @@ class ServerScorer:
         try:
             response = httpx.post(url, json=body, headers=headers, timeout=self.timeout_s)
         except httpx.HTTPError as exc:
-            raise Unreachable(f"the server could not be asked to score a text ({exc})") from exc
+            raise Unreachable(f"the server at {base} could not be asked to score a text ({exc})") from exc
         if response.status_code != 200:
             why = f"HTTP {response.status_code}: {response.text[:200]}"
             raise ValueError(f"the server refused to score a text ({why})")

@@ -35,9 +35,18 @@ _END = -0.25  # the end of turn's log probability after any answer, reported as 
 
 
 def _forced(grammar: str) -> str:
-    """The text a token-id grammar forces, with the fake's ids (a character's code point)."""
+    """The text a token-id grammar forces, with the fake's ids (a character's code point), or a text
+    grammar (a literal, then the filler's id) forces."""
+    if literal := re.fullmatch(r'root ::= "(.*)" <\[(\d+)\]>', grammar, flags=re.S):
+        return json.loads(f'"{literal.group(1)}"') + chr(int(literal.group(2)))
     assert re.fullmatch(r"root ::= (<\[\d+\]> ?)+", grammar), grammar
     return "".join(chr(int(i)) for i in re.findall(r"<\[(\d+)\]>", grammar))
+
+
+def _partial(token: int) -> bool:
+    """The fake's byte-level pieces: a Devanagari character's id stands for a token that is not a whole
+    UTF-8 character on its own (as Qwen's tokenizer splits them)."""
+    return 0x900 <= token < 0x980
 
 
 class ScoringFake(http.server.BaseHTTPRequestHandler):
@@ -60,6 +69,17 @@ class ScoringFake(http.server.BaseHTTPRequestHandler):
             tokens = [_BOS, *map(ord, text)]
             self._send(404 if server.mode == "no-tokenizer" else 200, {"tokens": tokens})
             return
+        if self.path in ("/extras/detokenize", "/detokenize"):
+            (token,) = body["tokens"]  # the scorer asks about one id at a time
+            if _partial(token):  # llama-cpp-python: a piece that does not decode is a 500
+                self._send(500, {"error": {"message": "'utf-8' codec can't decode byte"}})
+            else:
+                self._send(200, {"text": chr(token)})
+            return
+        if "grammar" in body and "<[" in body["grammar"] and '"' not in body["grammar"]:
+            ids = [int(i) for i in re.findall(r"<\[(\d+)\]>", body["grammar"])]
+            if any(_partial(i) for i in ids):  # what llama.cpp's server did: the process aborted
+                server.crashed = True
         forced = _forced(body["grammar"]) if "grammar" in body else None
         text = forced if forced is not None and server.mode != "ignores" else "Paris"
         logprob = 0.0 if server.mode == "after" else -3.0
@@ -88,7 +108,7 @@ def fake() -> Iterator[Any]:
 
     def start(mode: str) -> str:
         server: Any = http.server.ThreadingHTTPServer(("127.0.0.1", 0), ScoringFake)
-        server.mode, server.paths, server.bodies = mode, [], []
+        server.mode, server.paths, server.bodies, server.crashed = mode, [], [], False
         threading.Thread(target=server.serve_forever, daemon=True).start()
         servers.append(server)
         api_base = f"http://127.0.0.1:{server.server_port}/v1"
@@ -300,3 +320,38 @@ def test_a_server_that_fails_for_a_while_is_retried(failures: int, retries: int,
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_an_answer_with_pieces_that_are_not_whole_characters_is_forced_as_text(fake: Any) -> None:
+    """Forcing the ids of a token that is not a whole UTF-8 character aborted llama.cpp's server (a
+    Hindi answer, whose characters Qwen's tokenizer splits into byte pieces): such an answer is forced as
+    its text. Each id is asked about once, and an answer's first piece that is not whole decides."""
+    api_base = fake("honours")
+    scorer = ServerScorer(api_base, "judge")
+    messages = [{"role": "user", "content": "q"}]
+    assert scorer(messages, "सात") == [-3.0, -3.0, -3.0, _END]
+    assert scorer(messages, "7") == [-3.0, _END]  # whole pieces: forced by id, as before
+    server = fake.by_base[api_base]
+    assert not server.crashed
+    grammars = [b["grammar"] for b in server.bodies if "grammar" in b]
+    assert grammars[0].startswith('root ::= "सात" <[') and grammars[1] == f"root ::= <[{ord('7')}]> <[10]>"
+    asked = [
+        b["tokens"][0] for p, b in zip(server.paths, server.bodies, strict=True) if p.endswith("detokenize")
+    ]
+    assert asked == [ord("स"), ord("7")]  # the first piece that is not whole decides
+    assert scorer(messages, "सात") and len([p for p in server.paths if p.endswith("detokenize")]) == len(
+        asked
+    )
+
+
+def test_a_server_that_stops_answering_stops_the_run_rather_than_scoring_nothing(fake: Any) -> None:
+    from cejudge_dspy.errors import BackboneError
+
+    api_base = fake("honours")
+    scorer = ServerScorer(api_base, "judge")
+    assert scorer([{"role": "user", "content": "q"}], "7")
+    server = fake.by_base[api_base]
+    server.shutdown()
+    server.server_close()
+    with pytest.raises(BackboneError, match="could not be asked to score"):
+        scorer([{"role": "user", "content": "q"}], "8")
