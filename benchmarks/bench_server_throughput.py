@@ -36,10 +36,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import importlib.util
 import json
 import logging
 import os
 import platform
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -54,9 +57,23 @@ import dspy  # noqa: E402
 
 from benchmarks.record import Table, add_record_argument  # noqa: E402
 from benchmarks.record import record as record_entry  # noqa: E402
+from tests.support.llama_server import LlamaServer as LlamaServerBase  # noqa: E402
 
 OBVIOUS = Path(__file__).resolve().parent / "obvious" / "pairwise.jsonl"
-ROADS = ("in-process", "server")
+ROADS = ("in-process", "server", "slots")
+# The `slots` road: llama.cpp's C++ server (xllamacpp's prebuilt wheel, `pip install -e ".[bench]"`) with
+# `n_parallel` slots set to the concurrency, restarted for each; run in its own process, so its llama.cpp
+# build never meets llama-cpp-python's in this one.
+SLOTS_SERVER = """
+import sys, threading, xllamacpp
+p = xllamacpp.CommonParams()
+p.model.path, p.port = sys.argv[1], int(sys.argv[2])
+p.n_parallel, p.n_ctx = int(sys.argv[3]), int(sys.argv[4])
+p.hostnames = ["127.0.0.1"]
+p.model_alias = {"judge"}
+server = xllamacpp.Server(p)
+threading.Event().wait()  # serve until terminated
+"""
 ADAPTERS: dict[str, Callable[[], Any]] = {
     "json": lambda: dspy.JSONAdapter(),
     "chat": lambda: dspy.ChatAdapter(),
@@ -237,14 +254,39 @@ def real_roads(chosen: Sequence[str], adapter: str, n_ctx: int) -> Iterator[dict
             lambda c: make_lm("embedded", cache=False, parallel=c, n_ctx=n_ctx, prompt_states=False),
             pick("embedded"),
         )
-    if "server" not in chosen:
+    with contextlib.ExitStack() as stack:
+        if "server" in chosen:
+            if (why := llama_server_available()) is not None:
+                raise SystemExit(f"error: the server road cannot run here: {why}")
+            server = stack.enter_context(LlamaServer(n_ctx=n_ctx))
+            roads["server"] = (lambda c: make_lm(MODEL, api_base=server.api_base, cache=False), pick(MODEL))
+        if "slots" in chosen:
+            if importlib.util.find_spec("xllamacpp") is None:
+                raise SystemExit('error: the slots road needs xllamacpp: pip install -e ".[bench]"')
+            slots = stack.enter_context(SlotsServer(n_ctx=n_ctx))
+            roads["slots"] = (lambda c: make_lm(MODEL, api_base=slots.restart(c), cache=False), pick(MODEL))
         yield roads
-        return
-    if (why := llama_server_available()) is not None:
-        raise SystemExit(f"error: the server road cannot run here: {why}")
-    with LlamaServer(n_ctx=n_ctx) as server:
-        roads["server"] = (lambda c: make_lm(MODEL, api_base=server.api_base, cache=False), pick(MODEL))
-        yield roads
+
+
+class SlotsServer(LlamaServerBase):
+    """llama.cpp's C++ server with `n_parallel` slots (SLOTS_SERVER), restarted for each concurrency with as
+    many slots: each slot holds `n_ctx` tokens, so the context is `n_ctx` times the slots."""
+
+    def __init__(self, *, n_ctx: int) -> None:
+        super().__init__(n_ctx=n_ctx)
+        self.slots = 1
+
+    def command(self, model: Path) -> list[str]:
+        ctx = str(self.n_ctx * self.slots)
+        return [sys.executable, "-c", SLOTS_SERVER, str(model), str(self.port), str(self.slots), ctx]
+
+    def ready(self, models: Any) -> bool:
+        return True  # any JSON answer from /v1/models: the C++ server lists the model by its path
+
+    def restart(self, slots: int) -> str:
+        self.stop()
+        self.slots = slots
+        return self.start()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,6 +27,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -121,11 +122,15 @@ class LlamaServer:
                 raise RuntimeError(f"llama_cpp.server exited with {code}: {self.log_tail()}")
             with contextlib.suppress(OSError, ValueError):
                 with urllib.request.urlopen(f"{self.api_base}/models", timeout=2) as reply:
-                    if ALIAS in [m.get("id") for m in json.load(reply).get("data", [])]:
+                    if self.ready(json.load(reply)):
                         return
             time.sleep(0.25)  # a poll interval, not a wait for something to happen
         self.stop()
         raise RuntimeError(f"llama_cpp.server did not answer within {deadline_s:.0f} s: {self.log_tail()}")
+
+    def ready(self, models: Any) -> bool:
+        """Whether the server's /v1/models answer says it serves the model: it lists the alias."""
+        return ALIAS in [m.get("id") for m in models.get("data", [])]
 
     def log_tail(self, chars: int = 2000) -> str:
         with contextlib.suppress(OSError):
