@@ -233,3 +233,27 @@ def test_unknown_flags_go_to_cejudge_and_owned_ones_are_refused(monkeypatch):
     ]
     with pytest.raises(SystemExit):
         run.parse_args(["--data", "other.jsonl"])
+
+
+def test_the_parallel_versions_are_the_pairwise_items_with_every_version_filled() -> None:
+    """pairwise_parallel.jsonl: 30 items of pairwise.jsonl (fact, arithmetic, prime), unchanged, each with a
+    non-empty version of every text in ko, de and ja; numbers stay numbers."""
+    here = Path(__file__).resolve().parent
+    base = {
+        r["id"]: r
+        for r in map(json.loads, (here / "pairwise.jsonl").read_text(encoding="utf-8").splitlines())
+    }
+    rows = [
+        json.loads(line)
+        for line in (here / "pairwise_parallel.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    assert len(rows) == 30 and {r["subset"] for r in rows} == {"fact", "arithmetic", "prime"}
+    for row in rows:
+        assert {k: row[k] for k in base[row["id"]]} == base[row["id"]]
+        for lang in ("ko", "de", "ja"):
+            versions = [row[f"{f}_{lang}"] for f in ("prompt", "response_a", "response_b")]
+            assert all(isinstance(v, str) and v.strip() for v in versions), (row["id"], lang)
+            if row["subset"] != "fact":  # a number is the same in every language
+                assert versions[1:] == [row["response_a"], row["response_b"]]
+            if row["language"] == lang:
+                assert versions == [row["prompt"], row["response_a"], row["response_b"]]
