@@ -16,7 +16,6 @@ panel cost, judged one after the other).
 
 from __future__ import annotations
 
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ from cejudge_dspy.errors import CEJudgeError
 from cejudge_dspy.judges.panel import MemberOutcome, combine
 from cejudge_dspy.judges.verdicts import DEFAULT_TIE_BAND
 from cejudge_dspy.metrics import panel_summary, summarize
-from cejudge_dspy.runs import IDENTITY_KEYS, RUN, Record, RunRecords, identity_diff, item_ids, lock, read_run
+from cejudge_dspy.runs import IDENTITY_KEYS, Record, RunRecords, identity_diff, item_ids
 from cejudge_dspy.tasks import load_task
 
 # What must be equal for two runs to have judged the same texts under the same ids.
@@ -44,18 +43,12 @@ def merge_members(
     """Join single-judge runs of the same items into the panel run `out` (which must not hold a run);
     returns the summary written there. `tie_band`: the panel's mean rule's band (default: the first
     run's own, else the default band)."""
-    from cejudge_dspy.evaluate._merge import _write_new_run  # one writer for every merged run
+    # One reader and one writer for every merged run.
+    from cejudge_dspy.evaluate._merge import _write_new_run, read_runs
 
     if len(paths) < 2:
         raise CEJudgeError("merge --members needs the run directories of at least two judges")
-    if len({p.resolve() for p in paths}) < len(paths):
-        raise CEJudgeError("a run directory is named twice; name each member's run once")
-    with ExitStack() as stack:
-        for path in paths:
-            if not path.is_dir():
-                raise CEJudgeError(f"{path} is not a directory; pass the --out directories of the runs")
-            stack.enter_context(lock(path, "cejudge merge"))
-        runs = [read_run(p) for p in paths]
+    runs = read_runs(paths, "member")
     _check_members(runs)
     names = _member_names(runs)
     by_run = [{r.id: r for r in run.records} for run in runs]
@@ -93,10 +86,6 @@ def merge_members(
 
 def _check_members(runs: list[RunRecords]) -> None:
     for run in runs:
-        if not run.config:
-            raise CEJudgeError(
-                f"{run.path} has no {RUN}; pass directories written by `cejudge evaluate --out`"
-            )
         if run.config.get("method") == "panel" or run.config.get("panel"):
             raise CEJudgeError(f"{run.path} is a panel run; pass the runs of single judges")
         if run.config.get("shard"):

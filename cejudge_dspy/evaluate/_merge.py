@@ -40,6 +40,34 @@ from cejudge_dspy.tasks import load_task
 _NOT_COMPARED = {"shard", "data", "merged_from", "partial", "items"}
 
 
+# What `read_runs` calls the directories it is given, in its one-line refusals.
+_NAMED = {
+    "shard": ("a shard directory is named twice; name each shard once", "the shards"),
+    "member": ("a run directory is named twice; name each member's run once", "the runs"),
+}
+
+
+def read_runs(paths: list[Path], kind: str) -> list[RunRecords]:
+    """The run directories a merge joins, each read under its lock (a run still being written is
+    refused), or one line for a directory named twice, one that is not a directory, or one without
+    run.json. `kind`: "shard" or "member", the words of those lines."""
+    twice, which = _NAMED[kind]
+    if len({p.resolve() for p in paths}) < len(paths):
+        raise CEJudgeError(twice)
+    with ExitStack() as stack:
+        for path in paths:
+            if not path.is_dir():
+                raise CEJudgeError(f"{path} is not a directory; pass the --out directories of {which}")
+            stack.enter_context(lock(path, "cejudge merge"))
+        runs = [read_run(p) for p in paths]
+    for run in runs:
+        if not run.config:
+            raise CEJudgeError(
+                f"{run.path} has no {RUN}; pass directories written by `cejudge evaluate --out`"
+            )
+    return runs
+
+
 def _shard(path: Path, config: dict[str, Any]) -> tuple[int, int]:
     value = str(config.get("shard") or "")
     k, _, n = value.partition("/")
@@ -65,19 +93,7 @@ def merge_runs(
     """Join shard runs into `out` (which must not hold a run); returns the summary written there."""
     if not paths:
         raise CEJudgeError("merge needs at least one shard run directory")
-    if len({p.resolve() for p in paths}) < len(paths):
-        raise CEJudgeError("a shard directory is named twice; name each shard once")
-    with ExitStack() as stack:
-        for path in paths:
-            if not path.is_dir():
-                raise CEJudgeError(f"{path} is not a directory; pass the --out directories of the shards")
-            stack.enter_context(lock(path, "cejudge merge"))
-        runs = [read_run(p) for p in paths]
-    for run in runs:
-        if not run.config:
-            raise CEJudgeError(
-                f"{run.path} has no {RUN}; pass directories written by `cejudge evaluate --out`"
-            )
+    runs = read_runs(paths, "shard")
     _check_same_run(paths, [run.config for run in runs])
     shards = [_shard(run.path, run.config) for run in runs]
     n, missing = _shard_set(paths, shards, partial)
