@@ -8,9 +8,10 @@
 The sets: the 60 obvious pairs (`benchmarks/obvious/pairwise.jsonl`) and the real English pairs of
 `../shared/data/pairwise_en_dev.jsonl` (LLMBar, MT-Bench human, Auto-J; gold ties are not scored), both as
 task `chat`. Each (set, method) is one `cejudge evaluate` run directory, OUT/SET/METHOD, judged in file
-order: a rerun resumes it and judges only what is missing, so a long run stopped by `--max-seconds` (or
-Ctrl-C) loses at most the item in flight. Runs go one after the other, never two models at once, with
-`--no-cache` unless `--cache`, so each item's seconds are its own work.
+order (`--first N`: only its first N items): a rerun resumes it and judges only what is missing, so a
+long run stopped by `--max-seconds` (or Ctrl-C) loses at most the item in flight. Runs go one after the
+other, never two models at once, with `--no-cache` unless `--cache`, so each item's seconds are its own
+work (at `--concurrency` 1).
 
 The table, per set and method: items judged, accuracy with its 95% bootstrap CI (`metrics.bootstrap_ci`
 of `metrics.accuracy`: unparsed items and gold ties excluded and counted, a predicted tie is wrong),
@@ -53,6 +54,10 @@ def evaluate_command(path: Path, method: str, out: Path, args: argparse.Namespac
     """The `cejudge evaluate` command of one run; the same flags every time, so a rerun resumes it."""
     cmd = [sys.executable, "-m", "cejudge_dspy.cli", "evaluate", "--task", "chat", "--data", str(path)]
     cmd += ["--field", "id=id", "--lm", args.lm, "--method", method, "--out", str(out), "--bootstrap", "0"]
+    if args.first is not None:
+        cmd += ["--first", str(args.first)]
+    if args.concurrency > 1:
+        cmd += ["--concurrency", str(args.concurrency)]
     return cmd + ([] if args.cache else ["--no-cache"])
 
 
@@ -225,6 +230,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--sets", default=",".join(SETS), help="comma-separated: obvious, en_dev")
     p.add_argument("--out", default="runs/bench_methods", help="run directories go to OUT/SET/METHOD")
     p.add_argument("--max-seconds", type=float, help="stop each run after this long (resume later)")
+    p.add_argument("--first", type=int, help="judge only the first N items of each set (cejudge --first)")
+    p.add_argument(
+        "--concurrency",
+        type=int,
+        default=1,
+        help="items in flight per run (cejudge --concurrency; an item's seconds then overlap others')",
+    )
     p.add_argument("--no-run", action="store_true", help="judge nothing; print the table of what OUT holds")
     p.add_argument("--cache", action="store_true", help="let DSPy's response cache answer (default: off)")
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the CIs")
@@ -238,6 +250,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         p.error(f"--sets: unknown {', '.join(unknown)}; available: {', '.join(SETS)}")
     if args.bootstrap < 1:
         p.error("--bootstrap: must be at least 1")
+    if args.first is not None and args.first < 1:
+        p.error("--first: must be at least 1")
+    if args.concurrency < 1:
+        p.error("--concurrency: must be at least 1")
     return args
 
 
