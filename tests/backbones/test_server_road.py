@@ -170,3 +170,39 @@ def test_an_answer_cut_short_is_recorded_as_unparsed(llama_server: LlamaServer) 
     assert result.status == "unparsed", result
     assert result.error, result  # the reason, never a silent grade
     assert result.verdict is None
+
+
+def test_a_panel_of_two_servers_judges_on_both(llama_server: LlamaServer, tmp_path: Path) -> None:  # noqa: F811
+    """A panel of two HTTP backbones, each member on its own real server with its own method: the
+    direct judge on the session's server, the likelihood judge on a second one started here. Both
+    members vote from their own server's answers, and the panel decides the README's pair."""
+    with LlamaServer() as second:
+        panel = tmp_path / "panel.toml"
+        panel.write_text(
+            f'[[member]]\nname = "direct"\nlm = "{MODEL}"\napi_base = "{llama_server.api_base}"\n'
+            'method = "direct"\n\n'
+            f'[[member]]\nname = "likelihood"\nlm = "{MODEL}"\napi_base = "{second.api_base}"\n'
+            'method = "likelihood"\n',
+            encoding="utf-8",
+        )
+        before = (_posts(llama_server), _posts(second))
+        proc = _cejudge(["judge", *PARIS, "--panel", str(panel), "--json", "--no-cache"], tmp_path)
+        after = (_posts(llama_server), _posts(second))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    row = json.loads(proc.stdout)
+    assert row["method"] == "panel" and [m["name"] for m in row["members"]] == ["direct", "likelihood"]
+    assert all(m["result"]["status"] == "ok" for m in row["members"]), row["members"]
+    assert row["details"]["panel"]["votes"] == {"direct": "A", "likelihood": "A"}, row["details"]["panel"]
+    assert row["verdict"] == "A"
+    # Each server answered its own member: the direct judge's chat calls went to the first, which was
+    # never asked to tokenize; the likelihood judge's scoring (tokenizer calls, then forced completions)
+    # went to the second.
+    assert after[0]["chat"] > before[0]["chat"] and after[0]["tokenizer"] == before[0]["tokenizer"]
+    assert after[1]["tokenizer"] > before[1]["tokenizer"] and after[1]["chat"] > before[1]["chat"]
+
+
+def _posts(server: LlamaServer) -> dict[str, int]:
+    """The requests a server has logged so far (uvicorn's access log, which `--verbose False` keeps):
+    chat completions, and calls to the tokenizer routes that only the likelihood scorer makes."""
+    log = server.log_path.read_text(errors="replace")
+    return {"chat": log.count("POST /v1/chat/completions"), "tokenizer": log.count("POST /extras/")}
