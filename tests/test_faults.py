@@ -149,6 +149,7 @@ SETTINGS = [
     ("subsets", ["--subset", "chat"]),
     ("fields", ["--field", "instruction=chosen"]),
     ("constrained", ["--constrained"]),
+    ("adapter", ["--adapter", "json"]),
 ]
 
 

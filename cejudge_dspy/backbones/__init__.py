@@ -7,18 +7,23 @@ from cejudge_dspy.backbones._features import FeatureCheck, check_features
 from cejudge_dspy.backbones._http_scoring import ServerScorer, can_score, text_scorer
 from cejudge_dspy.backbones._simulated import SimulatedEngine, simulated_backbone
 from cejudge_dspy.backbones._spec import (
+    ADAPTERS,
+    adapter_name,
     check_backbone,
     is_local,
     make_lm,
     preferred_adapter,
+    resolved_adapter,
     use_backbone,
 )
 
 __all__ = [
+    "ADAPTERS",
     "EXAMPLES",
     "FeatureCheck",
     "ServerScorer",
     "SimulatedEngine",
+    "adapter_name",
     "cache_scope",
     "can_score",
     "check_backbone",
@@ -28,6 +33,7 @@ __all__ = [
     "is_local",
     "make_lm",
     "preferred_adapter",
+    "resolved_adapter",
     "simulated_backbone",
     "text_scorer",
     "use_backbone",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Literal
 
 import dspy
 
@@ -36,6 +36,11 @@ from cejudge_dspy.backbones.llamacpp import (
 from cejudge_dspy.errors import BackboneError
 
 MAX_PARALLEL = 12  # sequences in flight; the engine keeps N_SEQ ids, two of them free for prefixes
+# The prompt format the judges ask a backbone in (`--adapter`): DSPy's ChatAdapter (`[[ ## field ## ]]`
+# markers, with its JSON fallback) or JSONAdapter (one JSON object); `auto` is the backbone's own
+# (`resolved_adapter`). cli/_common.py spells the flag's choices again: the flags are built without DSPy.
+AdapterChoice = Literal["auto", "chat", "json"]
+ADAPTERS: tuple[AdapterChoice, ...] = ("auto", "chat", "json")
 
 
 def _llama_cpp_installed() -> bool:
@@ -62,6 +67,7 @@ def make_lm(
     draft: bool = True,
     draft_jobs: int = DRAFT_JOBS,
     require_logprobs: bool = False,
+    adapter: str = "auto",
 ) -> dspy.LM:
     """Build the `dspy.LM` for a backbone spec; cheap (a local model loads on its first call).
 
@@ -72,12 +78,16 @@ def make_lm(
     while at most `draft_jobs` calls decode (`llamacpp.DRAFT_JOBS`). `require_logprobs`: a backbone that
     gives no token probabilities is an error (a BackboneError from the first judgment call that finds
     none) instead of the argmax fallback; the judges read it as the LM's `require_logprobs` attribute.
+    `adapter`: auto, chat or json, the prompt format `use_backbone` makes current with the LM
+    (`preferred_adapter`); a `dspy.LM` holds no adapter, so here it is only checked, which lets one dict
+    of backbone options serve `make_lm`, `check_backbone` and `use_backbone` alike.
     """
     if not isinstance(spec, str) or not spec.strip():
         raise invalid_spec(spec, "it is empty")
     spec = spec.strip()
     _check_repeat_penalty(spec, repeat_penalty)
     _check_parallel(spec, parallel)
+    _check_adapter(spec, adapter, constrained)
     common = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed, "cache": cache}
     if spec == "simulated" or spec.startswith("simulated:"):
         return _required(build_simulated(spec, api_base=api_base, common=common), require_logprobs)
@@ -128,6 +138,18 @@ def _check_parallel(spec: str, parallel: Any) -> None:
         raise BackboneError(f"--parallel applies to local GGUF models only, not to '{spec}'; drop it")
 
 
+def _check_adapter(spec: str, adapter: Any, constrained: bool = False) -> None:
+    if adapter not in ADAPTERS:
+        raise BackboneError(f"--adapter must be one of {', '.join(ADAPTERS)}, got {adapter!r}")
+    # The grammar is the JSON adapter's schema: under the chat adapter no schema is sent, and
+    # --constrained would be accepted and do nothing.
+    if constrained and is_local(spec) and resolved_adapter(spec, adapter) == "chat":
+        raise BackboneError(
+            "--constrained decodes under the JSON adapter's schema, which --adapter chat does not send; "
+            "drop one of them"
+        )
+
+
 def _check_local(spec: str, api_base: str | None) -> None:
     """What a local spec refuses before any file is read: an api_base, an empty path, no llama.cpp."""
     if api_base:
@@ -150,28 +172,56 @@ def check_backbone(spec: str, *, api_base: str | None = None, **options: Any) ->
     if isinstance(spec, str) and spec.strip() == "embedded":
         _check_repeat_penalty("embedded", options.get("repeat_penalty", DEFAULT_REPEAT_PENALTY))
         _check_parallel("embedded", options.get("parallel"))
+        _check_adapter("embedded", options.get("adapter", "auto"), options.get("constrained", False))
         _check_local("embedded", api_base)
         return
     make_lm(spec, api_base=api_base, **options)
 
 
-def preferred_adapter(spec: str) -> dspy.Adapter | None:
-    """The adapter a backbone parses best with; None keeps DSPy's default (ChatAdapter + JSON fallback).
+def resolved_adapter(spec: str, adapter: str = "auto") -> Literal["chat", "json"]:
+    """The adapter `adapter` (auto, chat or json) stands for on backbone `spec`: auto is json for local
+    GGUF models and chat for every other backbone (see `preferred_adapter`)."""
+    if adapter in ("chat", "json"):
+        return adapter  # type: ignore[return-value]
+    return "json" if is_local(spec) else "chat"
 
-    Measured on the embedded 1.5B model: JSONAdapter with a schema-constrained decode parsed 5/5 typed
-    outputs, ChatAdapter without its fallback 0/5 (it writes `[[ ## field ## ]] = B`). Local GGUF models
-    decode under the schema in-process, so they get JSONAdapter; HTTP servers keep DSPy's default.
+
+def preferred_adapter(spec: str, adapter: str = "auto") -> dspy.Adapter | None:
+    """The adapter a backbone judges with; None keeps DSPy's default (ChatAdapter + JSON fallback).
+
+    `auto`: the one it parses best with. Measured on the embedded 1.5B model: JSONAdapter with a
+    schema-constrained decode parsed 5/5 typed outputs, ChatAdapter without its fallback 0/5 (it writes
+    `[[ ## field ## ]] = B`). Local GGUF models decode under the schema in-process, so they get JSONAdapter;
+    HTTP servers keep DSPy's default (None, so a `dspy.configure(adapter=...)` of the caller's still holds).
+    `json`/`chat` choose for a backbone auto guesses wrong for: a small model behind a server that does not
+    follow the chat adapter's field markers parses as JSON. `chat` is DSPy's ChatAdapter, JSON fallback
+    included, the same one an HTTP backbone gets by default.
     """
-    return dspy.JSONAdapter() if spec.strip() == "embedded" or spec.strip().startswith("gguf:") else None
+    _check_adapter(spec, adapter)
+    if adapter == "auto":
+        return dspy.JSONAdapter() if is_local(spec) else None
+    return dspy.JSONAdapter() if adapter == "json" else dspy.ChatAdapter()
+
+
+def adapter_name(adapter: Any) -> str:
+    """What a record says judged with `adapter` (a current `dspy.settings.adapter`): `json` for DSPy's
+    JSONAdapter, `chat` for its ChatAdapter or None (DSPy's default); any other DSPy adapter by its class
+    name. Read off the first DSPy class the adapter is: subclasses that keep DSPy's formatting (the judges'
+    memoising ones) are what they subclass, and XMLAdapter, a ChatAdapter subclass, is itself."""
+    if adapter is None:
+        return "chat"
+    dspy_class = next((c for c in type(adapter).__mro__ if c.__module__.startswith("dspy.")), type(adapter))
+    return {dspy.JSONAdapter: "json", dspy.ChatAdapter: "chat"}.get(dspy_class, dspy_class.__name__)
 
 
 @contextmanager
-def use_backbone(spec: str = "embedded", **options: Any) -> Iterator[dspy.LM]:
+def use_backbone(spec: str = "embedded", *, adapter: str = "auto", **options: Any) -> Iterator[dspy.LM]:
     """Make a backbone current for a block: `with use_backbone("embedded"): judge(...)`.
 
     Uses `dspy.context` (safe in any thread), never `dspy.configure`; `options` go to `make_lm`.
+    `adapter`: the prompt format, "json" or "chat" (default "auto": the backbone's own; `preferred_adapter`).
     """
-    lm = make_lm(spec, **options)
-    adapter = preferred_adapter(spec)
-    with dspy.context(lm=lm, **({"adapter": adapter} if adapter else {})):
+    lm = make_lm(spec, adapter=adapter, **options)
+    current = preferred_adapter(spec, adapter)
+    with dspy.context(lm=lm, **({"adapter": current} if current else {})):
         yield lm

@@ -74,6 +74,9 @@ MAX_TOKENS = Bound("--max-tokens", "tokens", 1)
 # Its range is the backbone's own (backbones.check_backbone: above 0); here only a finite number.
 REPEAT_PENALTY = Bound("--repeat-penalty", "a repeat penalty")
 BACKBONE_BOUNDS = (TEMPERATURE, SEED, MAX_TOKENS, REPEAT_PENALTY)
+# --adapter's choices: backbones.ADAPTERS, spelt here because the flags are built without DSPy
+# (tests/cli/test_cli.py checks the two agree).
+ADAPTER_CHOICES = ("auto", "chat", "json")
 # Resamples a bootstrap interval may draw: each draws one index per item, all held at once, so a larger
 # count costs memory in proportion and hangs a command asked for 10^8.
 MAX_BOOTSTRAP = 10_000
@@ -102,6 +105,14 @@ def add_backbone_args(p: argparse.ArgumentParser) -> None:
         type=int,
         default=1024,
         help=f"output tokens per call, {MAX_TOKENS.describe()} (default 1024)",
+    )
+    g.add_argument(
+        "--adapter",
+        choices=ADAPTER_CHOICES,
+        default="auto",
+        help="the prompt format: DSPy's chat adapter ([[ ## field ## ]] markers) or its JSON adapter; auto "
+        "(default): json for local GGUF models, chat for HTTP backbones. json suits a small model behind "
+        "a server that does not follow the chat markers",
     )
     g.add_argument("--no-cache", action="store_true", help="do not read or write DSPy's response cache")
     g.add_argument(
@@ -183,6 +194,7 @@ def backbone_options(args: argparse.Namespace) -> dict[str, Any]:
         "seed": args.seed,
         "max_tokens": args.max_tokens,
         "cache": not args.no_cache,
+        "adapter": adapter_choice(args),
         **({"require_logprobs": True} if getattr(args, "require_logprobs", False) else {}),
         **({"constrained": True} if args.constrained else {}),
         # Passed only when set: HTTP backbones refuse a sampler setting they do not have.
@@ -190,6 +202,11 @@ def backbone_options(args: argparse.Namespace) -> dict[str, Any]:
         # Passed only when given: HTTP backbones refuse a setting they do not have.
         **({"parallel": n} if (n := getattr(args, "parallel", None)) is not None else {}),
     }
+
+
+def adapter_choice(args: argparse.Namespace) -> str:
+    """The --adapter of a run (parsers without the flag: auto, the backbone's own)."""
+    return str(getattr(args, "adapter", None) or "auto")
 
 
 def repeat_penalty(args: argparse.Namespace) -> float:

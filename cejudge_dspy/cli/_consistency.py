@@ -15,7 +15,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cejudge_dspy.cli._common import add_backbone_args, parse_fields
+from cejudge_dspy.cli._common import adapter_choice, add_backbone_args, parse_fields
 from cejudge_dspy.cli._consistency_data import (
     check_covered,
     load_items_of,
@@ -262,6 +262,7 @@ def _identity(
         "api_base": args.api_base,
         "temperature": args.temperature,
         "max_tokens": args.max_tokens,
+        "adapter": adapter_choice(args),
         "data": str(Path(args.data).expanduser().resolve()) if args.data else None,
         "data_sha256": data_sha,
         "fields": mapping[0],

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from cejudge_dspy.cli._common import backbone_options, check_key, repeat_penalty
+from cejudge_dspy.cli._common import adapter_choice, backbone_options, check_key, repeat_penalty
 from cejudge_dspy.cli._program_args import judge_options
 from cejudge_dspy.errors import InputError
 from cejudge_dspy.tasks import TaskSpec
@@ -29,14 +29,14 @@ def add_panel_arg(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="FILE",
         help="judge with a panel: a TOML file of [[member]] tables, each with its lm (and api_base, "
-        'api_key, name) and judge options by name (method = "direct"); repeating --lm or --method '
+        'api_key, adapter, name) and judge options by name (method = "direct"); repeating --lm or --method '
         "instead makes every pairing a member (docs/how-to/judge-with-a-panel.md)",
     )
 
 
 def panel_members(args: argparse.Namespace) -> list[PanelMember] | None:
     """The members the flags name (a panel file's or every pairing of repeated --lm/--method), with the
-    command's --api-base/--api-key where a member has none; None for one judge."""
+    command's --api-base/--api-key/--adapter where a member has none; None for one judge."""
     from cejudge_dspy.judges.panel import check_names, members_from_flags, read_panel_file
 
     lms = list(dict.fromkeys(getattr(args, "lm_all", None) or [args.lm]))
@@ -52,7 +52,13 @@ def panel_members(args: argparse.Namespace) -> list[PanelMember] | None:
     else:
         return None
     return [
-        replace(m, api_base=m.api_base or args.api_base, api_key=m.api_key or args.api_key) for m in members
+        replace(
+            m,
+            api_base=m.api_base or args.api_base,
+            api_key=m.api_key or args.api_key,
+            adapter=m.adapter or adapter_choice(args),
+        )
+        for m in members
     ]
 
 
@@ -81,8 +87,12 @@ def check_panel(args: argparse.Namespace, spec: TaskSpec, members: list[PanelMem
 
 
 def member_backbone_options(args: argparse.Namespace, member: PanelMember) -> dict[str, Any]:
-    """The command's backbone flags with the member's own server and key."""
-    return backbone_options(args) | {"api_base": member.api_base, "api_key": member.api_key}
+    """The command's backbone flags with the member's own server, key and adapter."""
+    return backbone_options(args) | {
+        "api_base": member.api_base,
+        "api_key": member.api_key,
+        "adapter": member.adapter or adapter_choice(args),
+    }
 
 
 def build_panel(
@@ -124,26 +134,33 @@ def panel_identity(
 @contextmanager
 def panel_backbone(args: argparse.Namespace, members: list[PanelMember], status: Any = None) -> Iterator[Any]:
     """Build each distinct member backbone once and make them the panel's for the block; the first
-    member's is also the current LM (what a record's `features` describe)."""
+    member's is also the current LM and adapter (what a record's `features` describe)."""
     import dspy
 
     from cejudge_dspy.backbones import make_lm, preferred_adapter
+    from cejudge_dspy.judges import memo_adapter
     from cejudge_dspy.judges.panel import panel_backbones
 
     def on_status(message: str) -> None:
         if status is not None:
             status.update(message)
 
-    backbones: dict[tuple[str, str | None], tuple[Any, Any]] = {}
+    # One LM per (lm, api_base), however many adapters its members ask in: a local model loads once.
+    lms: dict[tuple[str, str | None], Any] = {}
+    backbones: dict[tuple[str, str | None, str], tuple[Any, Any]] = {}
     for m in members:
-        if m.backbone not in backbones:
-            lm = make_lm(m.lm, on_status=on_status, **member_backbone_options(args, m))
-            backbones[m.backbone] = (lm, preferred_adapter(m.lm))
+        if m.backbone in backbones:
+            continue
+        options = member_backbone_options(args, m)
+        if (m.lm, m.api_base) not in lms:
+            lms[m.lm, m.api_base] = make_lm(m.lm, on_status=on_status, **options)
+        # Every member gets an adapter of its own, never None: a member on DSPy's default would judge in
+        # whatever adapter the block around it has (the first member's). Memoised as a judging run's is
+        # (`judges.memo_adapter`; the same prompts, formatted once per signature).
+        adapter = memo_adapter(preferred_adapter(m.lm, options["adapter"]))
+        backbones[m.backbone] = (lms[m.lm, m.api_base], adapter)
     first_lm, first_adapter = backbones[members[0].backbone]
-    with (
-        panel_backbones(backbones),
-        dspy.context(lm=first_lm, **({"adapter": first_adapter} if first_adapter else {})),
-    ):
+    with panel_backbones(backbones), dspy.context(lm=first_lm, adapter=first_adapter):
         yield first_lm
 
 

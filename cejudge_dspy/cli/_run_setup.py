@@ -15,6 +15,7 @@ from typing import Any
 from cejudge_dspy.cli._common import (
     MAX_BOOTSTRAP,
     Bound,
+    adapter_choice,
     backbone_options,
     check_api_key,
     check_bounds,
@@ -103,6 +104,8 @@ def run_identity(
         "constrained": bool(args.constrained),
         # llama.cpp's sampler setting: only local GGUF models have one.
         "repeat_penalty": repeat_penalty(args) if is_local(args.lm) else None,
+        # The prompt format as asked (auto, chat, json); what it resolved to is in each record's features.
+        "adapter": adapter_choice(args),
         # A panel's members (cli/_panel.py sets it, with `method` "panel"); one judge: None.
         "panel": None,
         **judge_options(args).identity(spec),

@@ -37,6 +37,7 @@ COMPARED = (
     "api_base",
     "temperature",
     "max_tokens",
+    "adapter",  # absent from a consistency.json written before --adapter: auto (runs.LATER_KEYS)
     "data_sha256",
     "fields",
     "constants",

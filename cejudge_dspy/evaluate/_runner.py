@@ -63,7 +63,8 @@ async def judge_one(item: Item, program: Any, *, task: str, method: str) -> Reco
             raise explained from exc
         record = Record(item.id, task, method, "error", item, None, error=str(explained))
     record.seconds = round(time.monotonic() - start, 3)
-    record.features = backbone_features(dspy.settings.lm)  # what this item's calls could use
+    # What this item's calls could use, and the adapter they were asked through.
+    record.features = backbone_features(dspy.settings.lm, dspy.settings.adapter)
     return record
 
 

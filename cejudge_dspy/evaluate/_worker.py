@@ -101,7 +101,7 @@ class JudgeWorker:
                 f"{prompts}, the run has {recipe.prompts}); install the same cejudge-dspy on every node"
             )
         self.lm = make_lm(recipe.lm, **recipe.lm_options)
-        adapter = preferred_adapter(recipe.lm)
+        adapter = preferred_adapter(recipe.lm, recipe.lm_options.get("adapter", "auto"))  # --adapter
         # DSPy's per-module call history grows with every call and slows a long run: off in workers;
         # the adapter formats each signature's part of a prompt once (`judges.memo_adapter`), as in a
         # local run.

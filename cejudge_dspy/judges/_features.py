@@ -10,37 +10,43 @@ grades alone decided, without guessing from the server's name:
   that forces an answer with a grammar), which the likelihood tie-breaker and check need; None for a server
   never asked (no item needed a text scored, so the run sent no probe);
 * `schema`: DSPy sends it a JSON schema for structured output (`lm.supports_response_schema`).
+
+Beside them a record keeps `adapter`, the prompt format the calls were asked in (`chat` or `json`,
+`backbones.adapter_name`): what `--adapter` resolved to, which `auto` in run.json does not say. It is not a
+feature the backbone gives, so `missing_features` and `combined_features` read FEATURES only.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from cejudge_dspy.backbones import can_score
+from cejudge_dspy.backbones import adapter_name, can_score
 from cejudge_dspy.judges import _readings
 
 FEATURES = ("logprobs", "scoring", "schema")
 
 
-def backbone_features(lm: Any) -> dict[str, bool | None]:
-    """`{"logprobs": ..., "scoring": ..., "schema": ...}` for `lm` as the judges have seen it so far."""
+def backbone_features(lm: Any, adapter: Any = None) -> dict[str, bool | str | None]:
+    """`{"logprobs": ..., "scoring": ..., "schema": ..., "adapter": ...}` for `lm` as the judges have seen
+    it so far, asked through `adapter` (the current `dspy.settings.adapter`; None: DSPy's default, chat)."""
+    asked = {"adapter": adapter_name(adapter)}
     if lm is None:
-        return dict.fromkeys(FEATURES, False)
+        return dict.fromkeys(FEATURES, False) | asked
     with _readings._lock:
         gave = lm in _readings._gave
     return {
         "logprobs": gave,
         "scoring": can_score(lm),
         "schema": bool(getattr(lm, "supports_response_schema", False)),
-    }
+    } | asked
 
 
-def missing_features(features: dict[str, bool | None]) -> list[str]:
+def missing_features(features: dict[str, Any]) -> list[str]:
     """The features a backbone is known to lack (False, not None), in FEATURES order."""
     return [name for name in FEATURES if features.get(name) is False]
 
 
-def combined_features(per_item: list[dict[str, bool | None] | None]) -> dict[str, bool | None]:
+def combined_features(per_item: list[dict[str, Any] | None]) -> dict[str, bool | None]:
     """A run's features from its records': True where any item had it, else False where any was refused
     it, else None (records from before features, or never asked)."""
     known = [f for f in per_item if f]

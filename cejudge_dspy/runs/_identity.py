@@ -31,6 +31,8 @@ IDENTITY_KEYS = (
     "max_tokens",
     "constrained",
     "repeat_penalty",
+    # The prompt format (--adapter): the chat and JSON adapters ask for different prompts and answers.
+    "adapter",
     # A panel's members, each with its backbone, method, program, prompts and options (None: one judge), so
     # a changed panel never resumes into the old one's run.
     "panel",
@@ -107,7 +109,11 @@ LATER_KEYS: dict[str, Any] = {
     "id_scheme": "row index",
     # Runs from before panels were judged by one judge.
     "panel": None,
+    # Before --adapter every backbone judged with its own: auto.
+    "adapter": "auto",
 }
+# The same for each member of a run.json's `panel`: members from before `adapter` judged with auto.
+MEMBER_LATER_KEYS: dict[str, Any] = {"adapter": "auto"}
 
 
 def _cejudge(identity: dict[str, Any]) -> bool:
@@ -133,6 +139,8 @@ def _checked(identity: dict[str, Any], flag: str) -> bool:
 
 def identity_value(identity: dict[str, Any], key: str) -> Any:
     """A setting of a run, with what a run.json from before the setting existed was judged with."""
+    if key == "panel" and isinstance(identity.get(key), list):
+        return [MEMBER_LATER_KEYS | m if isinstance(m, dict) else m for m in identity[key]]
     if key in identity:
         return identity[key]
     later = LATER_KEYS.get(key)

@@ -43,8 +43,9 @@ class Record:
     error: str | None = None
     seconds: float = 0.0
     # What the backbone gave: {"logprobs", "scoring", "schema"} -> true, false or null (not asked; see
-    # judges.backbone_features). Absent from records written before it (read back as None).
-    features: dict[str, bool | None] | None = None
+    # judges.backbone_features), and "adapter", the prompt format asked in ("chat" or "json"; absent from
+    # records written before --adapter). Absent from records written before features (read back as None).
+    features: dict[str, bool | str | None] | None = None
     # A panel's run: each member's outcome for the item ({"name", "status", "result", "error", "seconds"},
     # judges.panel.MemberOutcome), `result` being the panel's. Absent from a single judge's records, and
     # ignored by readers from before panels, which read the panel's result as the record's.
@@ -90,9 +91,15 @@ class Record:
             raise RecordFieldError("seconds", f"is not a number ({seconds!r})")
         features = data.get("features")
         if features is not None and not (
-            isinstance(features, dict) and all(v is None or isinstance(v, bool) for v in features.values())
+            isinstance(features, dict)
+            and all(
+                isinstance(v, str) if k == "adapter" else v is None or isinstance(v, bool)
+                for k, v in features.items()
+            )
         ):
-            raise RecordFieldError("features", f"is not an object of true/false/null values ({features!r})")
+            raise RecordFieldError(
+                "features", f"is not an object of true/false/null values with an adapter name ({features!r})"
+            )
         members = data.get("members")
         if members is not None and not (
             isinstance(members, list)

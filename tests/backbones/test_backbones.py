@@ -26,11 +26,15 @@ from dspy.clients.cache import Cache
 from cejudge_dspy.backbones import _builders as builders
 from cejudge_dspy.backbones import _spec as backbones
 from cejudge_dspy.backbones import (
+    adapter_name,
     cache_scope,
     check_backbone,
     explain_backbone_error,
     gguf_model_name,
     make_lm,
+    preferred_adapter,
+    resolved_adapter,
+    use_backbone,
 )
 from cejudge_dspy.backbones.llamacpp import (
     DEFAULT_PARALLEL,
@@ -746,3 +750,61 @@ def test_a_stage_budget_reaches_an_openai_compatible_server(serve: Any) -> None:
     with dspy.context(lm=lm), pytest.raises(StageFailure):  # the fake's answer is no field: fine here
         Short()(question="hello")
     assert server.bodies and {body.get("max_tokens") for body in server.bodies} == {96}
+
+
+# --- adapter: the prompt format, auto (each road its own), chat or json -------------------------------
+
+
+def test_auto_keeps_each_road_its_adapter_and_chat_or_json_overrides_it(tmp_path: Path) -> None:
+    gguf = f"gguf:{tmp_path / 'm.gguf'}"
+    # auto: a local model JSONAdapter, every other backbone DSPy's default (None: ChatAdapter + fallback).
+    assert type(preferred_adapter("embedded")) is type(preferred_adapter(gguf)) is dspy.JSONAdapter
+    assert preferred_adapter("openai/x") is None and preferred_adapter("simulated:0") is None
+    assert type(preferred_adapter("openai/x", "json")) is dspy.JSONAdapter
+    chat = preferred_adapter("embedded", "chat")
+    assert type(chat) is dspy.ChatAdapter and chat.use_json_adapter_fallback  # the HTTP road's, as it is
+    assert [resolved_adapter(s) for s in ("embedded", gguf, "openai/x", "simulated:0")] == [
+        "json",
+        "json",
+        "chat",
+        "chat",
+    ]
+    assert resolved_adapter("embedded", "chat") == "chat" and resolved_adapter("openai/x", "json") == "json"
+    assert [adapter_name(a) for a in (None, dspy.ChatAdapter(), dspy.JSONAdapter())] == [
+        "chat",
+        "chat",
+        "json",
+    ]
+    assert adapter_name(dspy.XMLAdapter()) == "XMLAdapter"  # a ChatAdapter subclass, with its own format
+    from cejudge_dspy.judges import memo_adapter  # a judging run's adapters keep DSPy's formatting
+
+    assert adapter_name(memo_adapter(dspy.JSONAdapter())) == "json"
+    assert adapter_name(memo_adapter(None)) == "chat"
+
+
+def test_use_backbone_makes_the_adapter_it_is_given_current() -> None:
+    with use_backbone("simulated:0"):
+        assert dspy.settings.adapter is None  # auto on a non-local backbone: DSPy's default
+    with use_backbone("simulated:0", adapter="json"):
+        assert type(dspy.settings.adapter) is dspy.JSONAdapter
+    with use_backbone("simulated:0", adapter="chat"):
+        assert type(dspy.settings.adapter) is dspy.ChatAdapter
+
+
+@pytest.mark.parametrize(
+    ("spec", "options", "message"),
+    [
+        ("simulated:0", {"adapter": "xml"}, "--adapter must be one of auto, chat, json, got 'xml'"),
+        ("embedded", {"adapter": "JSON"}, "--adapter must be one of auto, chat, json, got 'JSON'"),
+        ("embedded", {"adapter": "chat", "constrained": True}, "--constrained decodes under the JSON"),
+    ],
+)
+def test_an_adapter_that_cannot_apply_is_one_clear_error(
+    spec: str, options: dict[str, Any], message: str
+) -> None:
+    # Checked before any model is assembled or loaded (check_backbone), and by make_lm itself.
+    with pytest.raises(BackboneError, match=message):
+        check_backbone(spec, **options)
+    if spec != "embedded":
+        with pytest.raises(BackboneError, match=message):
+            make_lm(spec, **options)

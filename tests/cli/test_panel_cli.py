@@ -135,6 +135,37 @@ def test_a_panel_of_two_http_backbones_judges_on_both(
     capsys.readouterr()
 
 
+def test_each_panel_member_is_asked_in_its_own_adapter(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A member's `adapter` in the panel file: "one" asks in JSON, "two" keeps the HTTP road's chat adapter
+    (auto), not the first member's, though both judge in one block."""
+    with GatedServer() as one, GatedServer() as two:
+        panel = tmp_path / "panel.toml"
+        panel.write_text(
+            f'[[member]]\nname = "one"\nlm = "{MODEL}"\napi_base = "{one.api_base}"\nadapter = "json"\n'
+            'method = "direct"\n\n'
+            f'[[member]]\nname = "two"\nlm = "{MODEL}"\napi_base = "{two.api_base}"\nmethod = "direct"\n'
+        )
+        out = tmp_path / "run"
+        assert main([*BASE, "--panel", str(panel), "--no-cache", "--out", str(out)]) == 0
+    for server, marker, other in (
+        (one, "JSON object", "[[ ## completed ## ]]"),
+        (two, "[[ ## completed", "JSON"),
+    ):
+        systems = [m["content"] for b in server.bodies for m in b["messages"] if m["role"] == "system"]
+        assert systems and all(marker in s and other not in s for s in systems)
+    records = _lines(out / "results.jsonl")
+    assert all(m["status"] == "ok" for r in records for m in r["members"])
+    assert {(m["name"], m["features"]["adapter"]) for r in records for m in r["members"]} == {
+        ("one", "json"),
+        ("two", "chat"),
+    }
+    identity = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    assert identity["adapter"] == "auto" and [m["adapter"] for m in identity["panel"]] == ["json", "auto"]
+    capsys.readouterr()
+
+
 def _missing(keys: Any, text: str) -> list[str]:
     return sorted(k for k in keys if f"`{k}`" not in text)
 

@@ -108,7 +108,7 @@ def test_the_panel_judge_runs_each_member_on_its_own_backbone() -> None:
     lms = {name: fake_lm(_choose(side)) for name, side in (("x", "A"), ("y", "B"), ("z", "B"))}
     members = [PanelMember(name, name, direct) for name in lms]
     judge = PanelJudge([(m, run_program(spec, options=m.options)) for m in members], "pairwise")
-    with panel_backbones({(name, None): (lm, None) for name, (lm, _) in lms.items()}):
+    with panel_backbones({(name, None, "auto"): (lm, None) for name, (lm, _) in lms.items()}):
         pred = judge(**_item_inputs(uuid.uuid4().hex))
     assert pred.result.verdict == "B" and pred.result.details["panel"]["votes"] == {
         "x": "A",
@@ -132,7 +132,7 @@ def test_a_member_that_raises_is_recorded_and_the_others_decide() -> None:
     bad, _ = fake_lm({"verdict": boom})
     members = [PanelMember("good", "g", direct), PanelMember("bad", "b", direct)]
     judge = PanelJudge([(m, run_program(spec, options=m.options)) for m in members], "pairwise")
-    with panel_backbones({("g", None): (good, None), ("b", None): (bad, None)}):
+    with panel_backbones({("g", None, "auto"): (good, None), ("b", None, "auto"): (bad, None)}):
         pred = judge(**_item_inputs(uuid.uuid4().hex))
     outcomes = {m["name"]: m for m in pred.members}
     assert pred.result.verdict == "A" and pred.result.details["panel"]["voting"] == 1
@@ -156,7 +156,7 @@ def test_members_on_one_backbone_share_its_cache_for_identical_stages() -> None:
         "response_b": "zwei",
         "language": "de",
     }
-    with panel_backbones({("one", None): (lm, None)}):
+    with panel_backbones({("one", None, "auto"): (lm, None)}):
         pred = judge(**inputs)
     alone = [
         c for c in engine.calls if c.stage in ("concepts", "translate", "checklist_r2i", "checklist_i2r")
@@ -212,6 +212,11 @@ def test_a_panel_file_gives_members_their_own_options(tmp_path: Path) -> None:
         ('[[member]]\nlm = "x"\n[[member]]\nlm = ""\n', "member 2: field 'lm' must be a non-empty string"),
         ('[[member]]\nname = "a"\nlm = "x"\n[[member]]\nname = "a"\nlm = "y"\n', "two members are named 'a'"),
         ('[[member]]\nlm = "x"\n', "a panel needs at least two members"),
+        (
+            '[[member]]\nlm = "x"\n[[member]]\nname = "b"\nlm = "y"\nadapter = "xml"\n',
+            "member 2 ('b'): field 'adapter' must be one of auto, chat, json, got 'xml'",
+        ),
+        ('[[member]]\nlm = "x"\n[[member]]\nlm = "y"\nadapter = 1\n', "field 'adapter' must be a non-empty"),
         ("members = 1\n", "unknown key 'members'"),
     ],
 )
@@ -223,6 +228,26 @@ def test_a_bad_panel_file_is_one_line_naming_file_member_and_field(
         read_panel_file(path, JudgeOptions())
     message = str(caught.value)
     assert str(path) in message and expected in message and "\n" not in message
+
+
+def test_a_panel_file_gives_a_member_its_own_adapter(tmp_path: Path) -> None:
+    """`adapter` is a member's backbone key, like `api_base`: unset, the command's --adapter (None here);
+    it is part of the member's backbone and identity, and the member file's choices are the backbones'."""
+    from cejudge_dspy.backbones import ADAPTERS
+    from cejudge_dspy.judges.panel._members import ADAPTER_CHOICES
+
+    path = _panel_file(
+        tmp_path,
+        '[[member]]\nname = "small"\nlm = "openai/small"\nadapter = "json"\n\n'
+        '[[member]]\nname = "big"\nlm = "openai/small"\nmethod = "direct"\n',
+    )
+    small, big = read_panel_file(path, JudgeOptions())
+    assert (small.adapter, big.adapter) == ("json", None)
+    assert small.backbone == ("openai/small", None, "json") != big.backbone == ("openai/small", None, "auto")
+    spec = load_task("chat")
+    assert small.identity(spec, "base", None)["adapter"] == "json"
+    assert big.identity(spec, "base", None)["adapter"] == "auto"
+    assert ADAPTER_CHOICES == ADAPTERS
 
 
 def test_every_member_s_api_key_is_redacted_from_the_records(tmp_path: Path) -> None:
@@ -245,7 +270,10 @@ def test_every_member_s_api_key_is_redacted_from_the_records(tmp_path: Path) -> 
     judge = PanelJudge([(m, run_program(spec, options=m.options)) for m in members], "pairwise")
     item = Item("i1", "pairwise", f"q {uuid.uuid4().hex}", response_a="x", response_b="y", label="A")
     out = tmp_path / "results.jsonl"
-    with panel_backbones({("a", None): (one, None), ("b", None): (two, None)}), dspy.context(lm=one):
+    with (
+        panel_backbones({("a", None, "auto"): (one, None), ("b", None, "auto"): (two, None)}),
+        dspy.context(lm=one),
+    ):
         asyncio.run(judge_items([item], judge, out, task="chat", method="panel"))
     text = out.read_text(encoding="utf-8")
     assert "over quota" in text and "sk-member-two-secret" not in text

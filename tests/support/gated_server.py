@@ -6,7 +6,8 @@ against `--lm openai/gated --api-base <api_base>` judges every item. The gate is
 open at start: `close()` makes every later request wait until `open()` (or `stop()`), and `hold_when`
 closes it from inside the server, checked before each answer, so no request is answered once the
 condition holds (e.g. "results.jsonl has 4 records"): the test decides when the run stops making
-progress, not the clock. `held` counts the requests waiting at the gate.
+progress, not the clock. `held` counts the requests waiting at the gate; `bodies` keeps each chat request's
+JSON body, so a test can read the prompts a run sent.
 
 It binds 127.0.0.1 only (port 0: a free one), serves from a daemon thread, and answers a held request
 whose client went away without complaint. `stop()` opens the gate (held requests end unanswered) and
@@ -64,6 +65,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._send(404, {"error": {"message": f"no route {self.path}", "code": 404}})
             return
+        with gated.lock:
+            gated.bodies.append(body)
         if not gated.admit():
             self.close_connection = True  # stopped while held: end it unanswered
             return
@@ -101,6 +104,7 @@ class GatedServer:
         self.hold_when: Callable[[], bool] | None = None
         self.held = 0  # requests waiting at the closed gate now
         self.answered = 0
+        self.bodies: list[dict[str, Any]] = []  # every chat request's body, in arrival order
         self.stopped = False
         # A given port lets a test bring "the same server" back after stopping it (same api_base, so the
         # same run identity); 0 picks a free one.

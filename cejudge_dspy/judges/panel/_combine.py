@@ -39,7 +39,7 @@ class MemberOutcome:
     error: str | None = None
     seconds: float = 0.0
     # What the member's backbone gave it (judges.backbone_features), as a record's `features`.
-    features: dict[str, bool | None] | None = None
+    features: dict[str, bool | str | None] | None = None
 
     def vote(self) -> Any:
         """The member's verdict (pairwise) or score (pointwise); None when it gave none."""

@@ -29,8 +29,8 @@ from cejudge_dspy.judges.panel._combine import MemberOutcome, combine
 from cejudge_dspy.judges.panel._members import PanelMember
 from cejudge_dspy.judges.verdicts import DEFAULT_TIE_BAND
 
-# (lm, adapter or None) per member backbone, for the block of `panel_backbones`.
-Backbones = Mapping[tuple[str, str | None], tuple[Any, Any]]
+# (lm, adapter or None) per member backbone (`PanelMember.backbone`), for the block of `panel_backbones`.
+Backbones = Mapping[tuple[str, str | None, str], tuple[Any, Any]]
 _backbones: ContextVar[Backbones | None] = ContextVar("panel_backbones", default=None)
 
 
@@ -98,7 +98,7 @@ class PanelJudge(dspy.Module):
                 if explained is not None:
                     raise explained from exc
                 outcome = MemberOutcome(member.name, "error", None, error=f"{type(exc).__name__}: {exc}")
-            outcome.features = backbone_features(dspy.settings.lm)  # this member's backbone
+            outcome.features = backbone_features(dspy.settings.lm, dspy.settings.adapter)  # this member's
         outcome.seconds = round(time.monotonic() - start, 3)
         return outcome
 

@@ -23,30 +23,35 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 # A member's own backbone keys in a panel file; every other key is a judge option (JudgeOptions' names).
-BACKBONE_KEYS = ("lm", "api_base", "api_key")
+BACKBONE_KEYS = ("lm", "api_base", "api_key", "adapter")
 MEMBER_KEYS = ("name", *BACKBONE_KEYS)
+# A member's `adapter`: backbones.ADAPTERS, spelt here because a panel is read before DSPy is imported
+# (tests/judges/test_panel.py checks the two agree).
+ADAPTER_CHOICES = ("auto", "chat", "json")
 
 
 @dataclass(frozen=True)
 class PanelMember:
     """One judge of a panel: its name (unique in the panel), backbone and the judge's options.
 
-    `api_base`/`api_key` None: the command's own `--api-base`/`--api-key`."""
+    `api_base`/`api_key`/`adapter` None: the command's own `--api-base`/`--api-key`/`--adapter`."""
 
     name: str
     lm: str
     options: JudgeOptions
     api_base: str | None = None
     api_key: str | None = None
+    adapter: str | None = None
 
     @property
     def method(self) -> str:
         return self.options.method
 
     @property
-    def backbone(self) -> tuple[str, str | None]:
-        """What identifies the member's backbone: members with the same one share one LM (and its cache)."""
-        return (self.lm, self.api_base)
+    def backbone(self) -> tuple[str, str | None, str]:
+        """What identifies the member's backbone and the prompt format it is asked in; members with the same
+        (lm, api_base) share one LM (and its cache) whatever their adapters."""
+        return (self.lm, self.api_base, self.adapter or "auto")
 
     def identity(self, spec: TaskSpec, program: str, prompts: str | None) -> dict[str, Any]:
         """The member's entry in run.json's `panel`: everything that changes its verdicts (no key)."""
@@ -54,6 +59,7 @@ class PanelMember:
             "name": self.name,
             "lm": self.lm,
             "api_base": self.api_base,
+            "adapter": self.adapter or "auto",
             "method": self.method,
             "program": program,
             "prompts": prompts,
@@ -77,9 +83,10 @@ def members_from_flags(
 
 def read_panel_file(path: str | Path, defaults: JudgeOptions, lm: str = "embedded") -> list[PanelMember]:
     """The members of a panel file: a TOML file of `[[member]]` tables, each with `lm` (default: the
-    command's `--lm`), optional `name`, `api_base`, `api_key`, and any judge option by its field name
-    (`method = "direct"`, `tie_band = 0.1`); an option a member does not set is the command's. A wrong
-    file, key or value is one line naming the file, the member and the field."""
+    command's `--lm`), optional `name`, `api_base`, `api_key`, `adapter` (auto, chat or json), and any judge
+    option by its field name (`method = "direct"`, `tie_band = 0.1`); an option or backbone key a member does
+    not set is the command's. A wrong file, key or value is one line naming the file, the member and the
+    field."""
     path = Path(path)
     try:
         table = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -102,6 +109,10 @@ def _member(path: Path, n: int, row: dict[str, Any], defaults: JudgeOptions, lm:
     for key in MEMBER_KEYS:
         if key in row and not (isinstance(row[key], str) and row[key].strip()):
             raise InputError(f"{where}: field '{key}' must be a non-empty string, got {row[key]!r}")
+    if "adapter" in row and row["adapter"] not in ADAPTER_CHOICES:
+        raise InputError(
+            f"{where}: field 'adapter' must be one of {', '.join(ADAPTER_CHOICES)}, got {row['adapter']!r}"
+        )
     given = {k: v for k, v in row.items() if k not in MEMBER_KEYS}
     try:
         own = JudgeOptions.from_mapping(given, where)
@@ -111,7 +122,7 @@ def _member(path: Path, n: int, row: dict[str, Any], defaults: JudgeOptions, lm:
     options = replace(defaults, **{k: getattr(own, k) for k in given})
     member_lm = row.get("lm", lm).strip()
     name = row.get("name") or f"{member_lm}/{options.method}"
-    return PanelMember(name, member_lm, options, row.get("api_base"), row.get("api_key"))
+    return PanelMember(name, member_lm, options, row.get("api_base"), row.get("api_key"), row.get("adapter"))
 
 
 def check_names(members: Sequence[PanelMember], source: str) -> None:
