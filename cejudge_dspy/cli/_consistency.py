@@ -23,7 +23,7 @@ from cejudge_dspy.cli._consistency_data import (
     parallel_versions,
     split_list,
 )
-from cejudge_dspy.cli._run_setup import BOOTSTRAP, CONCURRENCY, LIMIT
+from cejudge_dspy.cli._run_args import add_data_args, add_run_args
 from cejudge_dspy.errors import InputError
 
 if TYPE_CHECKING:  # the parser is built without DSPy (data imports it)
@@ -65,29 +65,13 @@ def add_parsers(sub: Any) -> None:
         "--program", default="auto", help="CE-Judge's program: auto (tuned if shipped), base, or a saved path"
     )
     add_backbone_args(p)
-    p.add_argument("--data", help="local file or directory (default: the task's hub dataset)")
-    p.add_argument(
-        "--field",
-        action="append",
-        help="KEY=COLUMN mapping override; FIELD@LANG=COLUMN names an item's own version of a text in LANG "
-        "(used instead of translating it) (repeatable)",
-    )
-    p.add_argument("--const", action="append", help="KEY=VALUE constant field, e.g. label=A (repeatable)")
-    p.add_argument("--subset", action="append", help="keep only this subset (repeatable)")
-    p.add_argument(
-        "--limit", type=int, help=f"seeded, language-stratified sample of N items ({LIMIT.describe()})"
+    add_data_args(
+        p,
+        field="FIELD@LANG=COLUMN names an item's own version of a text in LANG (used instead of "
+        "translating it)",
     )
     p.add_argument("--out", help="consistency run directory (default runs/consistency-<task>)")
-    p.add_argument(
-        "--concurrency", type=int, default=1, help=f"items in flight at once ({CONCURRENCY.describe()})"
-    )
-    p.add_argument(
-        "--bootstrap",
-        type=int,
-        default=1000,
-        help=f"bootstrap resamples for CIs, {BOOTSTRAP.describe()} (0: none; default 1000)",
-    )
-    p.add_argument("--force-new", action="store_true", help="move the run in --out aside and start over")
+    add_run_args(p)
     p.set_defaults(handler=run_consistency)
 
 
