@@ -1,13 +1,17 @@
 """The flags `cejudge evaluate` and `cejudge consistency` share, declared once with their bounds, so that the
 two commands spell, explain and default them alike: the data a run reads and how many of its items
-(`add_data_args`), and how the run goes (`add_run_args`)."""
+(`add_data_args`, read by `load_data_items`), and how the run goes (`add_run_args`)."""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cejudge_dspy.cli._common import MAX_BOOTSTRAP, Bound
+
+if TYPE_CHECKING:  # the parser is built without DSPy (data imports it)
+    from cejudge_dspy.data import Item
+    from cejudge_dspy.tasks import TaskSpec
 
 CONCURRENCY = Bound("--concurrency", "items in flight", 1)
 BOOTSTRAP = Bound("--bootstrap", "bootstrap resamples; 0: no intervals", 0, MAX_BOOTSTRAP)
@@ -15,9 +19,9 @@ LIMIT = Bound("--limit", "items", 1)
 FIRST = Bound("--first", "items", 1)
 
 
-def add_data_args(p: argparse.ArgumentParser, field: str = "") -> Any:
-    """`--data`, `--field` (`field`: what else it names in this command), `--const`, `--subset` and
-    `--limit`; returns the mutually exclusive group `--limit` is in."""
+def add_data_args(p: argparse.ArgumentParser, field: str = "") -> None:
+    """`--data`, `--field` (`field`: what else it names in this command), `--const`, `--subset`, and
+    `--limit` or `--first`."""
     p.add_argument("--data", help="local file or directory (default: the task's hub dataset)")
     p.add_argument(
         "--field",
@@ -30,7 +34,30 @@ def add_data_args(p: argparse.ArgumentParser, field: str = "") -> Any:
     take.add_argument(
         "--limit", type=int, help=f"seeded, language-stratified sample of N items ({LIMIT.describe()})"
     )
-    return take
+    # The sample may pick the file's last row, so --limit reads every row; --first stops reading at N.
+    take.add_argument(
+        "--first", type=int, help=f"the first N items in file order, reading no further ({FIRST.describe()})"
+    )
+
+
+def load_data_items(
+    args: argparse.Namespace, spec: TaskSpec, fields: dict[str, str], constants: dict[str, str]
+) -> list[Item]:
+    """The items the data flags select (and `--language`, where the command has it): `--first N` the first
+    N in file order, `--limit N` the seeded sample, else all."""
+    from cejudge_dspy.data import load_items
+
+    return load_items(
+        spec,
+        args.data,
+        fields=fields,
+        constants=constants,
+        languages=getattr(args, "language", None),
+        subsets=args.subset,
+        limit=args.first or args.limit,
+        seed=args.seed,
+        first=args.first is not None,
+    )
 
 
 def add_run_args(p: argparse.ArgumentParser) -> None:
