@@ -185,7 +185,7 @@ def run_merge(args: argparse.Namespace) -> int:
 
 def _merge_members(args: argparse.Namespace) -> int:
     from cejudge_dspy.cli._common import check_bounds
-    from cejudge_dspy.cli._run_setup import BOOTSTRAP
+    from cejudge_dspy.cli._run_args import BOOTSTRAP
     from cejudge_dspy.cli.display import console, panel_tables, summary_table
     from cejudge_dspy.evaluate import merge_members
     from cejudge_dspy.judges import JudgeOptions

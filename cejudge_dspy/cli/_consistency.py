@@ -4,9 +4,9 @@ parallel columns, `--field instruction@ko=COLUMN`), by CE-Judge and the direct j
 
 The run is a parent directory (`cejudge_dspy.consistency`): one ordinary run per (rendering, method), the
 renderings file and a summary of how often each judge changed its output, with bootstrap CIs and McNemar's
-test between the judges. Everything is checked before anything is written; a rerun resumes. What the
-command reads (its list flags, the items and their own versions in other languages) is
-_consistency_data.py's.
+test between the judges. Everything is checked before anything is written; a rerun resumes. The items are
+read as `cejudge evaluate` reads them (_run_args.py: `--limit` or `--first`); the command's list flags and
+the items' own versions in other languages are _consistency_data.py's.
 """
 
 from __future__ import annotations
@@ -16,14 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cejudge_dspy.cli._common import adapter_choice, add_backbone_args, parse_fields
-from cejudge_dspy.cli._consistency_data import (
-    check_covered,
-    load_items_of,
-    parallel_fields,
-    parallel_versions,
-    split_list,
-)
-from cejudge_dspy.cli._run_setup import BOOTSTRAP, CONCURRENCY, LIMIT
+from cejudge_dspy.cli._consistency_data import check_covered, parallel_fields, parallel_versions, split_list
+from cejudge_dspy.cli._run_args import add_data_args, add_run_args, load_data_items
 from cejudge_dspy.errors import InputError
 
 if TYPE_CHECKING:  # the parser is built without DSPy (data imports it)
@@ -65,29 +59,13 @@ def add_parsers(sub: Any) -> None:
         "--program", default="auto", help="CE-Judge's program: auto (tuned if shipped), base, or a saved path"
     )
     add_backbone_args(p)
-    p.add_argument("--data", help="local file or directory (default: the task's hub dataset)")
-    p.add_argument(
-        "--field",
-        action="append",
-        help="KEY=COLUMN mapping override; FIELD@LANG=COLUMN names an item's own version of a text in LANG "
-        "(used instead of translating it) (repeatable)",
-    )
-    p.add_argument("--const", action="append", help="KEY=VALUE constant field, e.g. label=A (repeatable)")
-    p.add_argument("--subset", action="append", help="keep only this subset (repeatable)")
-    p.add_argument(
-        "--limit", type=int, help=f"seeded, language-stratified sample of N items ({LIMIT.describe()})"
+    add_data_args(
+        p,
+        field="FIELD@LANG=COLUMN names an item's own version of a text in LANG (used instead of "
+        "translating it)",
     )
     p.add_argument("--out", help="consistency run directory (default runs/consistency-<task>)")
-    p.add_argument(
-        "--concurrency", type=int, default=1, help=f"items in flight at once ({CONCURRENCY.describe()})"
-    )
-    p.add_argument(
-        "--bootstrap",
-        type=int,
-        default=1000,
-        help=f"bootstrap resamples for CIs, {BOOTSTRAP.describe()} (0: none; default 1000)",
-    )
-    p.add_argument("--force-new", action="store_true", help="move the run in --out aside and start over")
+    add_run_args(p)
     p.set_defaults(handler=run_consistency)
 
 
@@ -114,7 +92,7 @@ def run_consistency(args: argparse.Namespace) -> int:
         JudgeOptions(method=method, program=args.program if method == "cejudge" else "auto").check(spec)
     fields, parallel_columns = parallel_fields(parse_fields(args.field), spec.dataset.parallel)
     constants = parse_fields(args.const, "--const")
-    items = load_items_of(args, spec, fields, constants)
+    items = load_data_items(args, spec, fields, constants)
     parallel = parallel_versions(args, spec, fields, constants, items, parallel_columns, languages)
     if args.render_translator == "none":
         check_covered(items, languages, parallel)
@@ -270,6 +248,7 @@ def _identity(
         "parallel_fields": {lang: cols for lang, cols in args.parallel_columns.items() if lang in languages},
         "subsets": sorted(args.subset) if args.subset else None,
         "limit": args.limit,
+        "first": args.first,
         "seed": args.seed,
     }
 

@@ -1,6 +1,6 @@
-"""What `cejudge consistency` reads: its list flags, the items, and the items' own versions of their texts in
-other languages (`--field FIELD@LANG=COLUMN`, or a task's declared `instruction@ko = ...`), each checked
-before anything is written."""
+"""What `cejudge consistency` reads besides the items (_run_args.py): its list flags, and the items' own
+versions of their texts in other languages (`--field FIELD@LANG=COLUMN`, or a task's declared
+`instruction@ko = ...`), each checked before anything is written."""
 
 from __future__ import annotations
 
@@ -47,22 +47,6 @@ def parallel_fields(
     return plain, parallel
 
 
-def load_items_of(
-    args: argparse.Namespace, spec: TaskSpec, fields: dict[str, str], constants: dict[str, str]
-) -> list[Item]:
-    from cejudge_dspy.data import load_items
-
-    return load_items(
-        spec,
-        args.data,
-        fields=fields,
-        constants=constants,
-        subsets=args.subset,
-        limit=args.limit,
-        seed=args.seed,
-    )
-
-
 def parallel_versions(
     args: argparse.Namespace,
     spec: TaskSpec,
@@ -74,7 +58,7 @@ def parallel_versions(
 ) -> dict[tuple[str, str], dict[str, str]]:
     """(item id, language) -> the item's own texts in that language (those it has a column for; the
     translator writes the others), read by loading the data again with the parallel columns mapped to the
-    text fields, so each must be filled for every item."""
+    text fields, so each must be filled for every item (with `--first N`, again no further than N items)."""
     from cejudge_dspy.data import load_items
 
     text_fields = (
@@ -96,7 +80,15 @@ def parallel_versions(
         mapping = fields | mapped
         version = {
             i.id: i
-            for i in load_items(spec, args.data, fields=mapping, constants=constants, subsets=args.subset)
+            for i in load_items(
+                spec,
+                args.data,
+                fields=mapping,
+                constants=constants,
+                subsets=args.subset,
+                limit=args.first,
+                first=args.first is not None,
+            )
         }
         for item in items:
             own = version.get(item.id)

@@ -20,7 +20,7 @@ from cejudge_dspy.cli._evaluate_ray import add_ray_args, check_ray_args
 from cejudge_dspy.cli._panel import add_panel_arg
 from cejudge_dspy.cli._presets import add_preset_arg, apply_preset, describe_preset
 from cejudge_dspy.cli._program_args import add_program_args
-from cejudge_dspy.cli._run_setup import BOOTSTRAP, CONCURRENCY, FIRST, LIMIT
+from cejudge_dspy.cli._run_args import add_data_args, add_run_args, load_data_items
 from cejudge_dspy.cli._selective import add_selective_args
 from cejudge_dspy.errors import InputError
 
@@ -36,31 +36,11 @@ def add_parsers(sub: Any) -> None:
     add_program_args(p)
     add_backbone_args(p)
     add_panel_arg(p)
-    p.add_argument("--data", help="local file or directory (default: the task's hub dataset)")
-    p.add_argument("--field", action="append", help="KEY=COLUMN mapping override (repeatable)")
-    p.add_argument("--const", action="append", help="KEY=VALUE constant field, e.g. label=A (repeatable)")
+    add_data_args(p)
     p.add_argument("--language", action="append", help="keep only this language (repeatable)")
-    p.add_argument("--subset", action="append", help="keep only this subset (repeatable)")
-    take = p.add_mutually_exclusive_group()
-    take.add_argument(
-        "--limit", type=int, help=f"seeded, language-stratified sample of N items ({LIMIT.describe()})"
-    )
-    # The sample may pick the file's last row, so --limit reads every row; --first stops reading at N.
-    take.add_argument(
-        "--first", type=int, help=f"the first N items in file order, reading no further ({FIRST.describe()})"
-    )
     p.add_argument("--out", help="run directory (default runs/<task>-<method or panel>[-<preset>])")
-    p.add_argument(
-        "--concurrency", type=int, default=1, help=f"items in flight at once ({CONCURRENCY.describe()})"
-    )
     p.add_argument("--shard", help="K/N: judge only the K-th of N deterministic shards")
-    p.add_argument(
-        "--bootstrap",
-        type=int,
-        default=1000,
-        help=f"bootstrap resamples for CIs, {BOOTSTRAP.describe()} (0: none; default 1000)",
-    )
-    p.add_argument("--force-new", action="store_true", help="move the run in --out aside and start over")
+    add_run_args(p)
     add_selective_args(p)
     add_ray_args(p)
     p.set_defaults(handler=run_evaluate)
@@ -95,7 +75,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from cejudge_dspy.cli._panel import build_panel, check_panel, panel_identity, panel_members
     from cejudge_dspy.cli._run_setup import check_lm, check_options, check_program_options, run_identity
     from cejudge_dspy.cli.display import console
-    from cejudge_dspy.data import field_mapping, fingerprint, load_items
+    from cejudge_dspy.data import field_mapping, fingerprint
     from cejudge_dspy.judges import prompt_fingerprint
     from cejudge_dspy.runs import item_ids, lock, prepare_run_dir
     from cejudge_dspy.tasks import load_task
@@ -119,17 +99,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
         program, panel = build_panel(args, spec, members)
     args.members = members
     fields, constants = parse_fields(args.field), parse_fields(args.const, "--const")
-    items = load_items(
-        spec,
-        args.data,
-        fields=fields,
-        constants=constants,
-        languages=args.language,
-        subsets=args.subset,
-        limit=args.first or args.limit,
-        seed=args.seed,
-        first=args.first is not None,
-    )
+    items = load_data_items(args, spec, fields, constants)
     if shard:
         items = [i for i in items if shard_of(shard_key(i), shard[1]) == shard[0] - 1]
     method = args.method if members is None else "panel"

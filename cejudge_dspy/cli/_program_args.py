@@ -7,16 +7,13 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from dataclasses import fields
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from cejudge_dspy.errors import InputError
 from cejudge_dspy.judges import JudgeOptions, Option
-
-try:  # Python 3.11+
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+from cejudge_dspy.tasks import read_toml
 
 _GROUPS = {"program": "program", "ablations": "ablations (CE-Judge)"}
 
@@ -81,12 +78,7 @@ def apply_config(args: argparse.Namespace, given: set[str]) -> set[str]:
     """Set the options of `args.config` (a TOML file) that the command line did not give; returns the
     attributes it set, which a preset then leaves alone (flags > config file > preset > defaults)."""
     path = Path(args.config)
-    try:
-        table = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror or exc})", field="--config") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: not a TOML file ({exc})", field="--config") from None
+    table = read_toml(path, partial(InputError, field="--config"))
     options = JudgeOptions.from_mapping(table, str(path))
     chosen = set(table)
     set_here: set[str] = set()

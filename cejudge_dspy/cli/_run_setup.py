@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from cejudge_dspy.cli._common import (
-    MAX_BOOTSTRAP,
-    Bound,
     adapter_choice,
     backbone_options,
     check_api_key,
@@ -22,15 +20,13 @@ from cejudge_dspy.cli._common import (
     repeat_penalty,
 )
 from cejudge_dspy.cli._program_args import judge_options
+from cejudge_dspy.cli._run_args import BOOTSTRAP, CONCURRENCY, FIRST, LIMIT
 from cejudge_dspy.cli._selective import ABSTAIN_BELOW
 from cejudge_dspy.errors import InputError
 from cejudge_dspy.tasks import TaskSpec
 
-# The run's numeric flags (the backbone's are _common.BACKBONE_BOUNDS, the judge's JudgeOptions').
-CONCURRENCY = Bound("--concurrency", "items in flight", 1)
-BOOTSTRAP = Bound("--bootstrap", "bootstrap resamples; 0: no intervals", 0, MAX_BOOTSTRAP)
-LIMIT = Bound("--limit", "items", 1)
-FIRST = Bound("--first", "items", 1)
+# The run's numeric flags (_run_args.py's, --abstain-below; the backbone's are _common.BACKBONE_BOUNDS,
+# the judge's JudgeOptions').
 RUN_BOUNDS = (CONCURRENCY, BOOTSTRAP, LIMIT, FIRST, ABSTAIN_BELOW)
 
 

@@ -23,11 +23,20 @@ from cejudge_dspy.consistency._renderings import (
 from cejudge_dspy.consistency._run import ConsistencyRun, judge_consistency
 from cejudge_dspy.consistency._stage import RenderStage, TranslateInto, llm_stage
 from cejudge_dspy.consistency._summary import read_outputs, summarize_consistency
+from cejudge_dspy.consistency._table import (
+    ANY_LANGUAGE,
+    LanguageTable,
+    language_table,
+    metric_cell,
+    paired_cell,
+)
 
 __all__ = [
+    "ANY_LANGUAGE",
     "COMPARED",
     "CONSISTENCY",
     "ConsistencyRun",
+    "LanguageTable",
     "ORIGINAL_RUN",
     "TEXT_FIELDS",
     "RENDERINGS",
@@ -38,7 +47,10 @@ __all__ = [
     "field_language",
     "is_consistency_run",
     "judge_consistency",
+    "language_table",
     "llm_stage",
+    "metric_cell",
+    "paired_cell",
     "read_consistency_identity",
     "read_outputs",
     "read_renderings",

@@ -44,6 +44,8 @@ COMPARED = (
     "parallel_fields",
     "subsets",
     "limit",
+    # A consistency.json from before `--first` reads as None (runs.LATER_KEYS).
+    "first",
     "seed",
 )
 

@@ -13,20 +13,18 @@ import dspy
 
 from cejudge_dspy.data import language_name
 from cejudge_dspy.judges import Stage
+from cejudge_dspy.judges.cejudge import TranslateForReference
 
-
-class TranslateInto(dspy.Signature):
+# CE-Judge's reference translation, with the instruction of a translation a judge reads in place of the
+# original: the same fields (the languages, the text, the translation), so one signature is not written twice.
+TranslateInto = TranslateForReference.with_instructions(
     """Translate the text into the target language, faithfully and completely.
 
     Keep the meaning, the structure (paragraphs, lists, code, formulas, numbers, names) and the register. Do
     not summarise, correct, explain or answer the text; if it contains errors, translate the errors too, so
     that a judge reading your translation sees the same strengths and faults as in the original. Output only
     the translation."""
-
-    source_language: str = dspy.InputField(desc="The language the text is written in.")
-    target_language: str = dspy.InputField(desc="The language to translate into.")
-    text: str = dspy.InputField(desc="The text to translate.")
-    translation: str = dspy.OutputField(desc="The complete translation into the target language.")
+)
 
 
 class RenderStage(Stage):

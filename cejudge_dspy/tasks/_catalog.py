@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from cejudge_dspy.errors import TaskError
-from cejudge_dspy.tasks._parsing import inherit, parse_task, read_declaration
+from cejudge_dspy.tasks._parsing import inherit, parse_task
 from cejudge_dspy.tasks._resources import folder
 from cejudge_dspy.tasks._spec import (
     TaskSpec,
 )
+from cejudge_dspy.tasks._toml import read_toml
 
 
 def programs_dir() -> Path:
@@ -37,7 +38,7 @@ def _registry(directory: Path) -> tuple[dict[str, TaskSpec], dict[Path, TaskErro
     files: dict[Path, dict[str, Any]] = {}
     for path in sorted(directory.glob("*.toml")):
         try:
-            files[path] = read_declaration(path)
+            files[path] = read_toml(path, TaskError)
         except TaskError as exc:
             broken[path] = exc
     by_name: dict[str, tuple[Path, dict[str, Any]]] = {}

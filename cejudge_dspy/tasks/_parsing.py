@@ -1,13 +1,12 @@
 """Parsing one declaration: every problem is a TaskError naming the file and the key, never a traceback.
 
-`parse_task` validates a declaration's keys into a TaskSpec; `read_declaration` reads a TOML file;
+`parse_task` validates a declaration's keys into a TaskSpec (the file is read by _toml.read_toml);
 `inherit` resolves `extends` (a declaration starts from the keys of the task it extends and replaces the
 top-level keys it gives; a table such as [scale] or [dataset] is replaced whole).
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +20,6 @@ from cejudge_dspy.tasks._spec import (
     SubDimension,
     TaskSpec,
 )
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 
 def _flag(data: dict[str, Any], key: str, where: str) -> bool:
@@ -252,15 +246,6 @@ def _parse_task(data: dict[str, Any], path: Path | None, where: str) -> TaskSpec
         extends=_text(data, "extends", where),
         preset=_text(data, "preset", where),
     )
-
-
-def read_declaration(path: Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(path.read_bytes().decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise TaskError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise TaskError(f"{path}: not valid TOML: {exc}") from None
 
 
 def inherit(

@@ -16,6 +16,8 @@ from cejudge_dspy.consistency import (
     ORIGINAL_RUN,
     RENDERINGS,
     child_name,
+    language_table,
+    metric_cell,
     read_renderings,
     summarize_consistency,
 )
@@ -40,49 +42,14 @@ def _e(value: Any) -> str:
     return html.escape("" if value is None else str(value))
 
 
-def _metric(m: dict[str, Any] | None, percent: bool = True) -> str:
-    if not m or m.get("value") is None:
-        return "n/a"
-
-    def fmt(v: float) -> str:
-        return f"{100 * v:.1f}%" if percent else f"{v:.3f}"
-
-    text = fmt(m["value"])
-    if m.get("ci_low") is not None and m.get("ci_high") is not None:
-        text += f" [{fmt(m['ci_low'])}, {fmt(m['ci_high'])}]"
-    return f"{text} (n={m.get('n', 0)})"
-
-
-def _p(m: dict[str, Any] | None) -> str:
-    if not m or m.get("p_value") is None:
-        return "n/a"
-    extra = m.get("extra") or {}
-    return f"p={m['p_value']:.3g} ({extra.get('b', 0)} / {extra.get('c', 0)})"
-
-
 def _language_table(summary: dict[str, Any]) -> str:
-    methods, pairwise = summary["methods"], summary["mode"] == "pairwise"
-    paired = [f"{methods[0]} vs {m}" for m in methods[1:]]
-    head = "".join(f"<th>{_e(m)} {'flip rate' if pairwise else '|Δscore| · tau'}</th>" for m in methods)
-    head += "".join(f"<th>McNemar {_e(n)}</th>" for n in paired)
-    rows = []
-    for lang, entry in summary["by_language"].items():
-        cells = []
-        for m in methods:
-            r = entry[m]
-            value = (
-                _metric(r["flip_rate"])
-                if pairwise
-                else f"{_metric(r['mean_abs_change'], False)} · {_metric(r['kendall'], False)}"
-            )
-            cells.append(f"<td class=num>{_e(value)}</td>")
-        cells += [f"<td class=num>{_e(_p(entry['paired'].get(n)))}</td>" for n in paired]
-        rows.append(f"<tr><th>{_e(lang)}</th>{''.join(cells)}</tr>")
-    anyl = summary["any_language"]
-    cells = [f"<td class=num>{_e(_metric(anyl[m]['changed_rate']))}</td>" for m in methods]
-    cells += [f"<td class=num>{_e(_p(anyl['paired'].get(n)))}</td>" for n in paired]
-    rows.append(f"<tr><th>any language</th>{''.join(cells)}</tr>")
-    return f"<table><tr><th>language</th>{head}</tr>{''.join(rows)}</table>"
+    header, rows = language_table(summary)
+    head = "".join(f"<th>{_e(name)}</th>" for name in header)
+    body = "".join(
+        f"<tr><th>{_e(label)}</th>{''.join(f'<td class=num>{_e(c)}</td>' for c in cells)}</tr>"
+        for label, cells in rows
+    )
+    return f"<table><tr>{head}</tr>{body}</table>"
 
 
 def _accuracy_table(summary: dict[str, Any]) -> str:
@@ -94,7 +61,7 @@ def _accuracy_table(summary: dict[str, Any]) -> str:
     head = "".join(f"<th>{_e(m)}</th>" for m in methods)
     rows = [
         f"<tr><th>{_e(r)}</th>"
-        + "".join(f"<td class=num>{_e(_metric(by[m], percent))}</td>" for m in methods)
+        + "".join(f"<td class=num>{_e(metric_cell(by[m], percent))}</td>" for m in methods)
         + "</tr>"
         for r, by in accuracy.items()
     ]

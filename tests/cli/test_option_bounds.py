@@ -14,7 +14,8 @@ import pytest
 
 from cejudge_dspy.cli import main
 from cejudge_dspy.cli._common import SEED, TEMPERATURE, Bound, check_api_key, check_bounds
-from cejudge_dspy.cli._run_setup import BOOTSTRAP, check_out
+from cejudge_dspy.cli._run_args import BOOTSTRAP
+from cejudge_dspy.cli._run_setup import check_out
 from cejudge_dspy.errors import CEJudgeError, InputError
 from cejudge_dspy.evaluate import check_ray_address
 from tests.support.bad_inputs import good_data

@@ -158,3 +158,54 @@ def test_a_tasks_declared_parallel_versions_are_used(
     assert identity["parallel_fields"] == {
         "de": {"instruction": "prompt_de", "response_a": "a_de", "response_b": "b_de"}
     }
+
+
+def test_first_judges_the_first_items_reads_no_further_and_is_its_own_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Three good rows, then one that is not JSON: --first 3 never reads it (--limit would have to).
+    rows = DATA.read_text(encoding="utf-8").splitlines()[:4]
+    data = tmp_path / "pairs.jsonl"
+    data.write_text("\n".join([*rows[:3], "{not json", rows[3]]) + "\n", encoding="utf-8")
+    out = tmp_path / "r"
+    argv = [*BASE, "--data", str(data), "--languages", "ko", "--bootstrap", "0", "--out", str(out)]
+    assert main([*argv, "--first", "3"]) == 0
+    first = [json.loads(row)["id"] for row in rows[:3]]
+    made = [json.loads(x) for x in (out / "renderings.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [x["id"] for x in made] == first
+    for child in ("original-cejudge", "ko-direct"):
+        records = [json.loads(x) for x in (out / child / "results.jsonl").read_text().splitlines()]
+        assert sorted(r["item"]["id"] for r in records) == sorted(first)
+        assert json.loads((out / child / "run.json").read_text())["first"] == 3
+    identity = json.loads((out / "consistency.json").read_text(encoding="utf-8"))
+    assert identity["first"] == 3 and identity["limit"] is None
+
+    # Another N is another selection: refused in one line naming the difference, nothing judged.
+    before = (out / "renderings.jsonl").read_bytes()
+    capsys.readouterr()
+    assert main([*argv, "--first", "2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("error:") and "other settings (first: 3 -> 2)" in err and "--force-new" in err
+    assert (out / "renderings.jsonl").read_bytes() == before
+
+
+def test_first_is_refused_with_limit_and_below_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [*BASE, "--data", str(DATA), "--languages", "ko", "--out", str(tmp_path / "r")]
+    with pytest.raises(SystemExit):
+        main([*argv, "--first", "3", "--limit", "3"])
+    assert "not allowed with argument" in capsys.readouterr().err
+    assert main([*argv, "--first", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--first" in err
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_consistency_run_from_before_first_reads_as_none() -> None:
+    from cejudge_dspy.consistency import COMPARED
+    from cejudge_dspy.runs import identity_diff
+
+    old = {"task": "chat", "limit": 4, "seed": 42}
+    assert identity_diff(old, old | {"first": None}, COMPARED) == ""
+    assert identity_diff(old, old | {"first": 4}, COMPARED) == "first: None -> 4"

@@ -5,7 +5,7 @@ from cejudge_dspy.judges.cejudge._judges import cejudge_program, reference_defau
 from cejudge_dspy.judges.cejudge._pairwise import JUDGMENTS, PairwiseJudge, shown_first
 from cejudge_dspy.judges.cejudge._pointwise import PointwiseJudge
 from cejudge_dspy.judges.cejudge._program import DIRECTIONS, JUDGE_ON, CEJudgeProgram
-from cejudge_dspy.judges.cejudge._signatures import TASK_DESC
+from cejudge_dspy.judges.cejudge._signatures import TASK_DESC, TranslateForReference
 from cejudge_dspy.judges.cejudge._stages import (
     ChecklistFromInstruction,
     ChecklistFromResponse,
@@ -35,6 +35,7 @@ __all__ = [
     "TASK_DESC",
     "TIE_BREAKERS",
     "Translate",
+    "TranslateForReference",
     "Understanding",
     "VerdictJudgment",
     "cejudge_program",

@@ -10,17 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from cejudge_dspy.errors import InputError
 from cejudge_dspy.judges._options import JudgeOptions
-from cejudge_dspy.tasks import TaskSpec
-
-try:  # Python 3.11+
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+from cejudge_dspy.tasks import TaskSpec, read_toml
 
 # A member's own backbone keys in a panel file; every other key is a judge option (JudgeOptions' names).
 BACKBONE_KEYS = ("lm", "api_base", "api_key", "adapter")
@@ -88,12 +84,7 @@ def read_panel_file(path: str | Path, defaults: JudgeOptions, lm: str = "embedde
     not set is the command's. A wrong file, key or value is one line naming the file, the member and the
     field."""
     path = Path(path)
-    try:
-        table = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror or exc})", field="--panel") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: not a TOML file ({exc})", field="--panel") from None
+    table = read_toml(path, partial(InputError, field="--panel"))
     extra = sorted(set(table) - {"member"})
     rows = table.get("member")
     if extra or not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):

@@ -38,3 +38,28 @@ def test_rows_rates_and_the_paired_test() -> None:
         "ja",
         "any language",
     ]
+
+
+def test_the_view_shows_the_same_cells() -> None:
+    """One definition of the cells (consistency.language_table): `cejudge view`'s page agrees with the
+    printed table."""
+    from cejudge_dspy.view._consistency import _language_table
+
+    paired = {"cejudge vs direct": {"p_value": 0.125, "extra": {"b": 4, "c": 0}}}
+    summary = {
+        "mode": "pointwise",
+        "methods": ["cejudge", "direct"],
+        "by_language": {
+            "ko": {m: {"mean_abs_change": _m(0.25), "kendall": _m(None, 3)} for m in ("cejudge", "direct")}
+            | {"paired": paired},
+        },
+        "any_language": {
+            "cejudge": {"changed_rate": _m(0.1)},
+            "direct": {"changed_rate": _m(0.5)},
+            "paired": {},
+        },
+    }
+    page = _language_table(summary)
+    assert "<th>cejudge |Δscore| · tau</th>" in page and "<th>McNemar cejudge vs direct</th>" in page
+    assert "0.250 [0.100–0.500] n=10 · n/a n=3" in page and "p=0.125 (4/0)" in page
+    assert "<th>any language</th><td class=num>10.0% [10.0–50.0] n=10</td>" in page
