@@ -40,7 +40,7 @@ from typing import Any
 
 from benchmarks.record import Table, add_record_argument, record
 from cejudge_dspy.metrics import accuracy, bootstrap_ci, mcnemar
-from cejudge_dspy.runs import Record, read_run
+from cejudge_dspy.runs import Record, read_run, read_timing
 
 HERE = Path(__file__).resolve().parent
 SETS = {
@@ -90,7 +90,8 @@ def correct(record: Record) -> bool | None:
     return record.result.verdict == label
 
 
-def method_row(records: Sequence[Record], n_resamples: int) -> dict[str, Any]:
+def method_row(records: Sequence[Record], n_resamples: int, wall: float | None = None) -> dict[str, Any]:
+    """One method's row; `wall` is its run's wall seconds (summary.json's timing, over its sessions)."""
     preds = [r.result.verdict if r.status == "ok" and r.result else None for r in records]
     golds = [r.item.label for r in records]
     acc = bootstrap_ci(accuracy, preds, golds, n_resamples=n_resamples) if records else None
@@ -106,6 +107,9 @@ def method_row(records: Sequence[Record], n_resamples: int) -> dict[str, Any]:
         "calls_per_item": statistics.mean(calls) if calls else None,
         "seconds_mean": statistics.mean(seconds) if seconds else None,
         "seconds_median": statistics.median(seconds) if seconds else None,
+        # With items in flight together (--concurrency) a record's seconds overlap others'; the wall clock
+        # over the items is what a user waits.
+        "wall_per_item": wall / len(records) if wall and records else None,
     }
 
 
@@ -128,11 +132,13 @@ def figures(root: Path, sets: Sequence[str], methods: Sequence[str], n_resamples
     out: dict[str, Any] = {}
     for name in sets:
         runs: dict[str, list[Record]] = {}
+        walls: dict[str, float | None] = {}
         for method in methods:
             path = root / name / method
             runs[method] = read_run(path).records if (path / "results.jsonl").exists() else []
+            walls[method] = (read_timing(path / "summary.json") or {}).get("wall_seconds")
         out[name] = {
-            "methods": {m: method_row(rs, n_resamples) for m, rs in runs.items()},
+            "methods": {m: method_row(rs, n_resamples, walls[m]) for m, rs in runs.items()},
             "paired": {
                 f"{a} vs {b}": paired_row(runs[a], runs[b]) for a, b in itertools.combinations(methods, 2)
             },
@@ -146,15 +152,19 @@ def _num(value: float | None, digits: int = 3) -> str:
 
 def print_table(figs: dict[str, Any], lm: str) -> None:
     print(f"backbone {lm}; accuracy with 95% bootstrap CI; McNemar exact on the items both methods scored\n")
-    print("| set | method | items | scored | accuracy | 95% CI | unparsed | calls/item | s/item (median) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print(
+        "| set | method | items | scored | accuracy | 95% CI | unparsed | calls/item | s/item (median) "
+        "| wall s/item |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, fig in figs.items():
         for method, row in fig["methods"].items():
             ci = f"[{_num(row['ci'][0])}, {_num(row['ci'][1])}]" if row["ci"] else "-"
             print(
                 f"| {name} | {method} | {row['items']} | {row['scored']} | {_num(row['accuracy'])} | {ci} | "
                 f"{row['unparsed']} | {_num(row['calls_per_item'], 1)} | "
-                f"{_num(row['seconds_mean'], 1)} ({_num(row['seconds_median'], 1)}) |"
+                f"{_num(row['seconds_mean'], 1)} ({_num(row['seconds_median'], 1)}) | "
+                f"{_num(row['wall_per_item'], 1)} |"
             )
     print(
         "\n| set | pair (first vs second) | common items | n scored | b: first only | c: second only "
@@ -182,6 +192,7 @@ def tables(figs: dict[str, Any], lm: str) -> list[Table]:
             "unparsed",
             "calls/item",
             "s/item (median)",
+            "wall s/item",
         ],
         [
             [
@@ -194,12 +205,14 @@ def tables(figs: dict[str, Any], lm: str) -> list[Table]:
                 row["unparsed"],
                 row["calls_per_item"],
                 [row["seconds_mean"], row["seconds_median"]],
+                row["wall_per_item"],
             ]  # fmt: skip
             for name, fig in figs.items()
             for method, row in fig["methods"].items()
         ],
-        ["", "", "", "", "{:.3f}", "[{:.3f}, {:.3f}]", "", "{:.1f}", "{:.1f} ({:.1f})"],
-        f"backbone {lm}; accuracy with 95% bootstrap CI; s/item is the mean of the records' seconds",
+        ["", "", "", "", "{:.3f}", "[{:.3f}, {:.3f}]", "", "{:.1f}", "{:.1f} ({:.1f})", "{:.1f}"],
+        f"backbone {lm}; accuracy with 95% bootstrap CI; s/item is the mean of the records' seconds (they "
+        "overlap when items are judged together); wall s/item is the run's wall clock over its items",
     )
     paired = Table(
         [
