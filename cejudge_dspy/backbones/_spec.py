@@ -40,6 +40,10 @@ MAX_PARALLEL = 12  # sequences in flight; the engine keeps N_SEQ ids, two of the
 # markers, with its JSON fallback) or JSONAdapter (one JSON object); `auto` is the backbone's own
 # (`resolved_adapter`). cli/_common.py spells the flag's choices again: the flags are built without DSPy.
 AdapterChoice = Literal["auto", "chat", "json"]
+# The sampling options' ranges (cli/_common.py's Bounds say the same for the flags; tests check they agree):
+# temperatures above 2 are outside what HTTP providers accept, llama.cpp's seed is a 32-bit unsigned number.
+TEMPERATURE_RANGE = (0.0, 2.0)
+SEED_RANGE = (0, 2**32 - 1)
 ADAPTERS: tuple[AdapterChoice, ...] = ("auto", "chat", "json")
 
 
@@ -85,6 +89,7 @@ def make_lm(
     if not isinstance(spec, str) or not spec.strip():
         raise invalid_spec(spec, "it is empty")
     spec = spec.strip()
+    _check_sampling(temperature, seed, max_tokens)
     _check_repeat_penalty(spec, repeat_penalty)
     _check_parallel(spec, parallel)
     _check_adapter(spec, adapter, constrained)
@@ -120,6 +125,20 @@ def _required(lm: dspy.LM, require_logprobs: bool) -> dspy.LM:
 def is_local(spec: Any) -> bool:
     """Whether a backbone spec names a model run in-process by llama.cpp (embedded or gguf:PATH)."""
     return isinstance(spec, str) and (spec.strip() == "embedded" or spec.strip().startswith("gguf:"))
+
+
+def _check_sampling(temperature: Any, seed: Any, max_tokens: Any) -> None:
+    """The same ranges the flags have, for a caller of the Python API: NaN, an infinity or a negative
+    temperature would otherwise reach the backbone (every answer unparsed) and the run's identity."""
+    low, high = TEMPERATURE_RANGE
+    number = isinstance(temperature, int | float) and not isinstance(temperature, bool)
+    if not number or not low <= temperature <= high:
+        raise BackboneError(f"temperature must be a number from {low:g} to {high:g}, got {temperature!r}")
+    low_seed, high_seed = SEED_RANGE
+    if isinstance(seed, bool) or not isinstance(seed, int) or not low_seed <= seed <= high_seed:
+        raise BackboneError(f"seed must be a whole number from {low_seed} to {high_seed}, got {seed!r}")
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise BackboneError(f"max_tokens must be a whole number of at least 1, got {max_tokens!r}")
 
 
 def _check_repeat_penalty(spec: str, penalty: float) -> None:
@@ -170,6 +189,9 @@ def check_backbone(spec: str, *, api_base: str | None = None, **options: Any) ->
     packaged model is only checked for its runtime (assembling it is the slow part of its first use).
     """
     if isinstance(spec, str) and spec.strip() == "embedded":
+        _check_sampling(
+            options.get("temperature", 0.0), options.get("seed", 42), options.get("max_tokens", 1024)
+        )
         _check_repeat_penalty("embedded", options.get("repeat_penalty", DEFAULT_REPEAT_PENALTY))
         _check_parallel("embedded", options.get("parallel"))
         _check_adapter("embedded", options.get("adapter", "auto"), options.get("constrained", False))

@@ -11,6 +11,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from cejudge_dspy.cli._common import check_bounds
+from cejudge_dspy.cli._run_args import BOOTSTRAP
 from cejudge_dspy.errors import InputError
 
 
@@ -132,6 +134,7 @@ def run_compare(args: argparse.Namespace) -> int:
     from cejudge_dspy.cli.display import compare_table, console
     from cejudge_dspy.metrics import ablation_table, compare_runs, rules_table
 
+    check_bounds(args, (BOOTSTRAP,))
     runs = [Path(r) for r in args.runs]
     if (args.ablations or args.rules) and (args.rule_a or args.rule_b):
         raise InputError(
@@ -164,6 +167,7 @@ def run_merge(args: argparse.Namespace) -> int:
     from cejudge_dspy.cli.display import console, summary_table
     from cejudge_dspy.evaluate import merge_runs
 
+    check_bounds(args, (BOOTSTRAP,))
     if args.members:
         return _merge_members(args)
     if args.tie_band is not None:
@@ -184,13 +188,10 @@ def run_merge(args: argparse.Namespace) -> int:
 
 
 def _merge_members(args: argparse.Namespace) -> int:
-    from cejudge_dspy.cli._common import check_bounds
-    from cejudge_dspy.cli._run_args import BOOTSTRAP
     from cejudge_dspy.cli.display import console, panel_tables, summary_table
     from cejudge_dspy.evaluate import merge_members
     from cejudge_dspy.judges import JudgeOptions
 
-    check_bounds(args, (BOOTSTRAP,))
     band = dict(JudgeOptions.options())["tie_band"]  # the one bound --tie-band has everywhere
     if args.tie_band is not None and (problem := band.problem(args.tie_band)):
         raise InputError(problem, field="--tie-band")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from cejudge_dspy.cli._common import check_bounds
+from cejudge_dspy.cli._run_args import BOOTSTRAP
 from cejudge_dspy.cli._selective import ABSTAIN_BELOW
 from cejudge_dspy.errors import InputError
 
@@ -46,7 +47,12 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "--port", type=int, default=8765, help="port for --serve (default 8765; 0 picks a free one)"
     )
-    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for CIs (0: none)")
+    p.add_argument(
+        "--bootstrap",
+        type=int,
+        default=1000,
+        help=f"bootstrap resamples for CIs ({BOOTSTRAP.describe()}; 0: none)",
+    )
     p.add_argument(
         "--abstain-below",
         type=float,
@@ -63,7 +69,7 @@ def run_view(args: argparse.Namespace) -> int:
 
     require_libraries()
     check_port(args.port)
-    check_bounds(args, (ABSTAIN_BELOW,))
+    check_bounds(args, (ABSTAIN_BELOW, BOOTSTRAP))
     paths = [Path(p) for p in args.runs]
     for path in paths:
         if not path.is_dir():

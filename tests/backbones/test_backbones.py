@@ -808,3 +808,37 @@ def test_an_adapter_that_cannot_apply_is_one_clear_error(
     if spec != "embedded":
         with pytest.raises(BackboneError, match=message):
             make_lm(spec, **options)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"temperature": float("nan")},
+        {"temperature": float("inf")},
+        {"temperature": -0.1},
+        {"temperature": 2.5},
+        {"temperature": True},
+        {"seed": -1},
+        {"seed": 2**32},
+        {"seed": 1.5},
+        {"max_tokens": 0},
+    ],
+)
+def test_the_python_api_refuses_the_sampling_options_the_flags_refuse(options: dict[str, Any]) -> None:
+    """make_lm (and so use_backbone) holds the same ranges as --temperature, --seed and --max-tokens: a
+    NaN temperature from Python used to reach the backbone and the run's identity."""
+    with pytest.raises(BackboneError, match=next(iter(options))):
+        make_lm("simulated:0", **options)
+    with pytest.raises(BackboneError, match=next(iter(options))):
+        check_backbone("embedded", **options)
+
+
+def test_the_backbone_ranges_are_the_flags_bounds() -> None:
+    from cejudge_dspy.backbones._spec import SEED_RANGE, TEMPERATURE_RANGE
+    from cejudge_dspy.cli._common import MAX_TOKENS, SEED, TEMPERATURE
+
+    assert (TEMPERATURE.low, TEMPERATURE.high) == TEMPERATURE_RANGE
+    assert (SEED.low, SEED.high) == SEED_RANGE
+    assert MAX_TOKENS.low == 1 and MAX_TOKENS.high is None
+    for edge in TEMPERATURE_RANGE:
+        make_lm("simulated:0", temperature=edge)  # both ends are allowed

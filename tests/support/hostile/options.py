@@ -77,6 +77,18 @@ def _calibrate(bins: str, flag: str = "--bins") -> Case:
     return Case(f"option: calibrate {flag} {bins}", argv)
 
 
+def _reader(command: str, bootstrap: str) -> Case:
+    """A reader's --bootstrap out of bounds: refused before the run (an empty folder here) is read."""
+
+    def argv(d: Path) -> list[str]:
+        (d / "dev").mkdir()
+        run = str(d / "dev")
+        runs = {"view": [run], "compare": [run, run], "merge": [run, "--out", str(d / "merged")]}[command]
+        return [command, *runs, "--bootstrap", bootstrap]
+
+    return Case(f"option: {command} --bootstrap {bootstrap}", argv)
+
+
 def CASES() -> list[Case]:  # noqa: N802 - the same name as bad_inputs.CASES
     cases = [Case(f"option: {' '.join(o)}", evaluate(*o)) for o in _evaluate_options()]
     cases += [_out("file"), _out("under a file"), _out("device")]
@@ -87,6 +99,7 @@ def CASES() -> list[Case]:  # noqa: N802 - the same name as bad_inputs.CASES
         _calibrate("-1"),
         _calibrate("inf", "--abstain-below"),
     ]
+    cases += [_reader(c, n) for c in ("view", "compare", "merge") for n in ("100000000", "-1")]
     cases += [
         Case(
             "option: --lm openai/x, no key",
