@@ -188,9 +188,11 @@ def run_merge(args: argparse.Namespace) -> int:
 
 
 def _merge_members(args: argparse.Namespace) -> int:
-    from cejudge_dspy.cli.display import console, panel_tables, summary_table
+    from cejudge_dspy.cli._evaluate_run import print_run_tables
+    from cejudge_dspy.cli.display import console
     from cejudge_dspy.evaluate import merge_members
     from cejudge_dspy.judges import JudgeOptions
+    from cejudge_dspy.tasks import load_task
 
     band = dict(JudgeOptions.options())["tie_band"]  # the one bound --tie-band has everywhere
     if args.tie_band is not None and (problem := band.problem(args.tie_band)):
@@ -198,10 +200,7 @@ def _merge_members(args: argparse.Namespace) -> int:
     summary = merge_members(
         [Path(r) for r in args.runs], Path(args.out), tie_band=args.tie_band, n_resamples=args.bootstrap
     )
-    out = console()
-    out.print(summary_table(summary))
-    for table in panel_tables(summary["panel"], summary["metric"]):
-        out.print(table)
+    print_run_tables(summary, load_task(summary["task"]).mode)
     beyond = {k: n for k, n in summary["run"]["members_beyond_panel"].items() if n}
     if beyond:
         said = ", ".join(f"{k} {n}" for k, n in beyond.items())

@@ -97,14 +97,14 @@ def judge_and_summarize(
     else:  # nothing was judged in this session: the run's timing stays what it was
         summary["timing"] = read_timing(out / SUMMARY)
     write_summary(out / SUMMARY, summary)
-    _print_tables(summary, spec.mode)
+    print_run_tables(summary, spec.mode)
     console().print(f"results: {out / RESULTS} · summary: {out / SUMMARY}")
     return _exit_code(err, [r for r in final if r.id in {i.id for i in items}])
 
 
-def _print_tables(summary: dict[str, Any], mode: str) -> None:
+def print_run_tables(summary: dict[str, Any], mode: str) -> None:
     """The run's tables on stdout: the summary, dimensions, decision rules, reliability, calibration, the
-    risk-coverage of selective judging, and a panel's."""
+    risk-coverage of selective judging, and a panel's; `evaluate` and `merge --members` print the same."""
     from cejudge_dspy.cli.display import (
         console,
         decision_rules_table,

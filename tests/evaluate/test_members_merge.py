@@ -109,3 +109,17 @@ def test_runs_of_other_items_a_panel_or_one_run_are_refused_in_one_line(
     capsys.readouterr()
     assert main(["merge", str(singles["cejudge"]), "--tie-band", "0.1", "--out", str(tmp_path / "t")]) != 0
     assert "--members" in capsys.readouterr().err
+
+
+def test_merge_prints_the_tables_a_live_panel_run_prints(
+    singles: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The member and rule table, the agreement and the risk-coverage table, as `evaluate` prints them."""
+    merged = tmp_path / "merged"
+    argv = ["merge", "--members", str(singles["cejudge"]), str(singles["direct"]), "--out", str(merged)]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("COLUMNS", "200")
+        assert main([*argv, "--bootstrap", "20"]) == 0
+    printed = capsys.readouterr().out
+    assert "Selective judging" in printed and "coverage" in printed and "AURC" in printed
+    assert "panel: majority" in printed and "Fleiss' kappa" in printed
