@@ -38,13 +38,14 @@ from cejudge_dspy.errors import BackboneError
 MAX_PARALLEL = 12  # sequences in flight; the engine keeps N_SEQ ids, two of them free for prefixes
 # The prompt format the judges ask a backbone in (`--adapter`): DSPy's ChatAdapter (`[[ ## field ## ]]`
 # markers, with its JSON fallback) or JSONAdapter (one JSON object); `auto` is the backbone's own
-# (`resolved_adapter`). cli/_common.py spells the flag's choices again: the flags are built without DSPy.
+# (`resolved_adapter`). judges/_choices.py spells the choices again: flags and panel files are read
+# without DSPy.
 AdapterChoice = Literal["auto", "chat", "json"]
+ADAPTERS: tuple[AdapterChoice, ...] = ("auto", "chat", "json")
 # The sampling options' ranges (cli/_common.py's Bounds say the same for the flags; tests check they agree):
 # temperatures above 2 are outside what HTTP providers accept, llama.cpp's seed is a 32-bit unsigned number.
 TEMPERATURE_RANGE = (0.0, 2.0)
 SEED_RANGE = (0, 2**32 - 1)
-ADAPTERS: tuple[AdapterChoice, ...] = ("auto", "chat", "json")
 
 
 def _llama_cpp_installed() -> bool:
@@ -89,10 +90,7 @@ def make_lm(
     if not isinstance(spec, str) or not spec.strip():
         raise invalid_spec(spec, "it is empty")
     spec = spec.strip()
-    _check_sampling(temperature, seed, max_tokens)
-    _check_repeat_penalty(spec, repeat_penalty)
-    _check_parallel(spec, parallel)
-    _check_adapter(spec, adapter, constrained)
+    _check_options(spec, temperature, seed, max_tokens, repeat_penalty, parallel, adapter, constrained)
     common = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed, "cache": cache}
     if spec == "simulated" or spec.startswith("simulated:"):
         return _required(build_simulated(spec, api_base=api_base, common=common), require_logprobs)
@@ -125,6 +123,24 @@ def _required(lm: dspy.LM, require_logprobs: bool) -> dspy.LM:
 def is_local(spec: Any) -> bool:
     """Whether a backbone spec names a model run in-process by llama.cpp (embedded or gguf:PATH)."""
     return isinstance(spec, str) and (spec.strip() == "embedded" or spec.strip().startswith("gguf:"))
+
+
+def _check_options(
+    spec: str,
+    temperature: Any,
+    seed: Any,
+    max_tokens: Any,
+    repeat_penalty: Any,
+    parallel: Any,
+    adapter: Any,
+    constrained: bool,
+) -> None:
+    """Every check of a backbone's options before anything is built or loaded: one list for `make_lm` and
+    for `check_backbone`'s embedded shortcut, so neither can miss one the other makes."""
+    _check_sampling(temperature, seed, max_tokens)
+    _check_repeat_penalty(spec, repeat_penalty)
+    _check_parallel(spec, parallel)
+    _check_adapter(spec, adapter, constrained)
 
 
 def _check_sampling(temperature: Any, seed: Any, max_tokens: Any) -> None:
@@ -189,12 +205,16 @@ def check_backbone(spec: str, *, api_base: str | None = None, **options: Any) ->
     packaged model is only checked for its runtime (assembling it is the slow part of its first use).
     """
     if isinstance(spec, str) and spec.strip() == "embedded":
-        _check_sampling(
-            options.get("temperature", 0.0), options.get("seed", 42), options.get("max_tokens", 1024)
+        _check_options(
+            "embedded",
+            options.get("temperature", 0.0),
+            options.get("seed", 42),
+            options.get("max_tokens", 1024),
+            options.get("repeat_penalty", DEFAULT_REPEAT_PENALTY),
+            options.get("parallel"),
+            options.get("adapter", "auto"),
+            options.get("constrained", False),
         )
-        _check_repeat_penalty("embedded", options.get("repeat_penalty", DEFAULT_REPEAT_PENALTY))
-        _check_parallel("embedded", options.get("parallel"))
-        _check_adapter("embedded", options.get("adapter", "auto"), options.get("constrained", False))
         _check_local("embedded", api_base)
         return
     make_lm(spec, api_base=api_base, **options)

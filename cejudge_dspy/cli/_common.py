@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from cejudge_dspy.cli._program_args import Repeatable, judge_options
 from cejudge_dspy.errors import BackboneError, CEJudgeError, InputError
+from cejudge_dspy.judges import ADAPTER_CHOICES
 
 if TYPE_CHECKING:  # the flags are built without DSPy; commands import it when they run
     import dspy
@@ -74,9 +75,6 @@ MAX_TOKENS = Bound("--max-tokens", "tokens", 1)
 # Its range is the backbone's own (backbones.check_backbone: above 0); here only a finite number.
 REPEAT_PENALTY = Bound("--repeat-penalty", "a repeat penalty")
 BACKBONE_BOUNDS = (TEMPERATURE, SEED, MAX_TOKENS, REPEAT_PENALTY)
-# --adapter's choices: backbones.ADAPTERS, spelt here because the flags are built without DSPy
-# (tests/cli/test_cli.py checks the two agree).
-ADAPTER_CHOICES = ("auto", "chat", "json")
 # Resamples a bootstrap interval may draw: each draws one index per item, all held at once, so a larger
 # count costs memory in proportion and hangs a command asked for 10^8.
 MAX_BOOTSTRAP = 10_000

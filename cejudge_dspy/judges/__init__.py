@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 # without importing DSPy (`cejudge --help` answers at once; tests/cli/test_startup.py). The imports below
 # are the face's list of names, read by `__getattr__`; add a name there and to __all__.
 if TYPE_CHECKING:
+    from cejudge_dspy.judges._choices import ADAPTER_CHOICES
     from cejudge_dspy.judges._direct import DirectPairwiseJudge, DirectPointwiseJudge
     from cejudge_dspy.judges._features import FEATURES, backbone_features, combined_features, missing_features
     from cejudge_dspy.judges._fingerprint import prompt_fingerprint
@@ -68,6 +69,7 @@ def _where() -> dict[str, str]:
 _WHERE: dict[str, str] | None = None
 
 __all__ = [
+    "ADAPTER_CHOICES",
     "FEATURES",
     "DirectPairwiseJudge",
     "DirectPointwiseJudge",

@@ -39,3 +39,8 @@ DEFAULT_TIE_BAND = 0.0
 # judgment as tie-breaker the default was 0 (it decided 3 of 5 close pairs right, the grades alone 5 of 5,
 # in-sample on 20 items).
 DEFAULT_GRADE_MARGIN = 0.1
+
+# The prompt format a backbone is asked in (`--adapter`, and a panel member's `adapter`): backbones.ADAPTERS,
+# spelt here because the flags and panel files are read without DSPy (tests/cli/test_adapter_flag.py checks
+# the two agree).
+ADAPTER_CHOICES = ("auto", "chat", "json")

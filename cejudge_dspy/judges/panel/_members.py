@@ -15,15 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from cejudge_dspy.errors import InputError
+from cejudge_dspy.judges._choices import ADAPTER_CHOICES
 from cejudge_dspy.judges._options import JudgeOptions
 from cejudge_dspy.tasks import TaskSpec, read_toml
 
 # A member's own backbone keys in a panel file; every other key is a judge option (JudgeOptions' names).
 BACKBONE_KEYS = ("lm", "api_base", "api_key", "adapter")
 MEMBER_KEYS = ("name", *BACKBONE_KEYS)
-# A member's `adapter`: backbones.ADAPTERS, spelt here because a panel is read before DSPy is imported
-# (tests/judges/test_panel.py checks the two agree).
-ADAPTER_CHOICES = ("auto", "chat", "json")
 
 
 @dataclass(frozen=True)
