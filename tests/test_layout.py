@@ -16,11 +16,10 @@ from typing import Any
 import dspy
 import pytest
 
-from cejudge_dspy.backbones import _spec as backbones
 from cejudge_dspy.cli import main
 from cejudge_dspy.errors import CEJudgeError
 from tests import support
-from tests.support.fakes import fake_lm
+from tests.support.fakes import StopAfterReading, spy_on_adapter
 
 ROOT = support.REPO
 PACKAGE = ROOT / "cejudge_dspy"
@@ -157,25 +156,16 @@ def test_tuning_and_judging_a_local_model_use_the_same_adapter(
         for n in range(6)
     ]
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    lm, _ = fake_lm()
-    monkeypatch.setattr(backbones, "make_lm", lambda spec, **kw: lm)
     seen: dict[str, Any] = {}
+    spy_on_adapter(monkeypatch, seen)
 
-    class Stop(CEJudgeError):
+    class Stop(StopAfterReading, CEJudgeError):
         pass
-
-    def judging_program(args: Any, task: str) -> Any:
-        def run(**_: Any) -> Any:
-            seen["judge"] = dspy.settings.adapter
-            raise Stop("stop after reading the adapter")
-
-        return run
 
     def tuning(*_: Any, **__: Any) -> Any:
         seen["optimize"] = dspy.settings.adapter
         raise Stop("stop after reading the adapter")
 
-    monkeypatch.setattr("cejudge_dspy.cli._app.build", judging_program)
     monkeypatch.setattr("cejudge_dspy.tuning.optimize", tuning)  # `cejudge optimize` imports it when it runs
     judge = ["judge", "--task", "chat", "--instruction", "q", "--response-a", "a", "--response-b", "b"]
     assert main([*judge, "--lm", "embedded"]) == 2

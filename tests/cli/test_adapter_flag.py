@@ -17,12 +17,10 @@ import dspy
 import pytest
 
 from cejudge_dspy.backbones import ADAPTERS
-from cejudge_dspy.backbones import _spec as backbones
 from cejudge_dspy.cli import main
 from cejudge_dspy.cli._common import ADAPTER_CHOICES
-from cejudge_dspy.errors import CEJudgeError
 from tests import support
-from tests.support.fakes import fake_lm
+from tests.support.fakes import spy_on_adapter
 from tests.support.gated_server import MODEL, GatedServer
 
 DATA = support.BENCHMARKS / "obvious" / "pairwise.jsonl"
@@ -91,21 +89,8 @@ def test_the_simulated_backbone_answers_either_adapter(tmp_path: Path) -> None:
 
 def _adapter_seen(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> Any:
     """The adapter current while `cejudge judge ARGV` judges, on a fake LM in place of the backbone."""
-    lm, _ = fake_lm()
-    monkeypatch.setattr(backbones, "make_lm", lambda spec, **kw: lm)
     seen: dict[str, Any] = {}
-
-    class Stop(CEJudgeError):
-        pass
-
-    def judging_program(args: Any, task: str) -> Any:
-        def run(**_: Any) -> Any:
-            seen["adapter"] = dspy.settings.adapter
-            raise Stop("stop after reading the adapter")
-
-        return run
-
-    monkeypatch.setattr("cejudge_dspy.cli._app.build", judging_program)
+    spy_on_adapter(monkeypatch, seen, "adapter")
     assert main([*JUDGE, *argv]) == 2
     return seen["adapter"]
 

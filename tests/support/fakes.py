@@ -216,3 +216,30 @@ def scripted_logprobs(text: str, at: dict[str, dict[str, float]] | None = None) 
         )
         pos += len(token)
     return out
+
+
+class StopAfterReading(Exception):
+    """Raised by `spy_on_adapter`'s program once it has read the adapter: ends the command (exit 2)."""
+
+
+def spy_on_adapter(monkeypatch: Any, seen: dict[str, Any], key: str = "judge") -> None:
+    """Put a fake LM in place of every backbone and, in place of `cejudge judge`'s program, one that keeps
+    the DSPy adapter current while it judges in `seen[key]` and stops the command there: what the CLI made
+    current without judging anything."""
+    from cejudge_dspy.backbones import _spec as backbones
+    from cejudge_dspy.errors import CEJudgeError
+
+    lm, _ = fake_lm()
+    monkeypatch.setattr(backbones, "make_lm", lambda spec, **kw: lm)
+
+    class Stop(StopAfterReading, CEJudgeError):
+        pass
+
+    def judging_program(args: Any, task: str) -> Any:
+        def run(**_: Any) -> Any:
+            seen[key] = dspy.settings.adapter
+            raise Stop("stop after reading the adapter")
+
+        return run
+
+    monkeypatch.setattr("cejudge_dspy.cli._app.build", judging_program)
