@@ -119,12 +119,7 @@ def add_backbone_args(p: argparse.ArgumentParser) -> None:
         help="stop with an error when the backbone gives no token probabilities, instead of falling "
         "back to the argmax answers (`cejudge backbones check` says what a server gives)",
     )
-    g.add_argument(
-        "--constrained",
-        action="store_true",
-        help="local GGUF models: decode under the JSON schema as a grammar (always parses, slower)",
-    )
-    # No numbers here: the defaults are the llama.cpp engines' own (backbones.llamacpp), which import DSPy,
+    # No numbers here: the defaults are the local server's own (backbones), which import DSPy,
     # and the flags are built without it.
     g.add_argument(
         "--repeat-penalty",
@@ -183,7 +178,7 @@ def backbone_options(args: argparse.Namespace) -> dict[str, Any]:
     """The backbone flags as `use_backbone` / `check_backbone` / `make_lm` keyword arguments (a Ray worker
     builds its LM from these)."""
     check_backbone_args(args)
-    from cejudge_dspy.backbones.llamacpp import DEFAULT_REPEAT_PENALTY
+    from cejudge_dspy.backbones import DEFAULT_REPEAT_PENALTY
 
     return {
         "api_base": args.api_base,
@@ -194,7 +189,6 @@ def backbone_options(args: argparse.Namespace) -> dict[str, Any]:
         "cache": not args.no_cache,
         "adapter": adapter_choice(args),
         **({"require_logprobs": True} if getattr(args, "require_logprobs", False) else {}),
-        **({"constrained": True} if args.constrained else {}),
         # Passed only when set: HTTP backbones refuse a sampler setting they do not have.
         **({"repeat_penalty": rp} if (rp := repeat_penalty(args)) != DEFAULT_REPEAT_PENALTY else {}),
         # Passed only when given: HTTP backbones refuse a setting they do not have.
@@ -209,7 +203,7 @@ def adapter_choice(args: argparse.Namespace) -> str:
 
 def repeat_penalty(args: argparse.Namespace) -> float:
     """The --repeat-penalty of a run (not given, or parsers without the flag: the engine's default)."""
-    from cejudge_dspy.backbones.llamacpp import DEFAULT_REPEAT_PENALTY
+    from cejudge_dspy.backbones import DEFAULT_REPEAT_PENALTY
 
     given = getattr(args, "repeat_penalty", None)
     return DEFAULT_REPEAT_PENALTY if given is None else float(given)

