@@ -86,7 +86,8 @@ def add_backbone_args(p: argparse.ArgumentParser) -> None:
         "--lm",
         default="embedded",
         action=Repeatable,
-        help="embedded (default), gguf:PATH, or a dspy model string such as hosted_vllm/MODEL; repeated "
+        help="embedded (default), gguf:PATH, llama-server/NAME with --api-base, or a dspy model string such "
+        "as hosted_vllm/MODEL; repeated "
         "(evaluate, judge), a panel: one member per backbone (and per --method)",
     )
     g.add_argument("--api-base", default=None, help="server URL for HTTP backbones, including /v1")
@@ -109,7 +110,8 @@ def add_backbone_args(p: argparse.ArgumentParser) -> None:
         choices=ADAPTER_CHOICES,
         default="auto",
         help="the prompt format: DSPy's chat adapter ([[ ## field ## ]] markers) or its JSON adapter; auto "
-        "(default): json for local GGUF models, chat for HTTP backbones. json suits a small model behind "
+        "(default): json for llama.cpp's server (local GGUF models, llama-server/NAME), chat for other "
+        "backbones. json suits a small model behind "
         "a server that does not follow the chat markers",
     )
     g.add_argument("--no-cache", action="store_true", help="do not read or write DSPy's response cache")
@@ -125,15 +127,14 @@ def add_backbone_args(p: argparse.ArgumentParser) -> None:
         "--repeat-penalty",
         type=float,
         default=None,
-        help="local GGUF models: llama.cpp's repeat penalty (default: the engine's mild one; 1: off)",
+        help="local GGUF models: their llama.cpp server's repeat penalty (default: a mild one; 1: off)",
     )
     g.add_argument(
         "--parallel",
         type=int,
         default=None,
-        help="local GGUF models: calls decoded together (default: the batched engine, faster per judgment "
-        "on 2 cores than 1, the serial engine, which decodes one call at a time; "
-        "docs/measurements/speed-and-cost.md)",
+        help="local GGUF models: their llama.cpp server's slots, the calls it decodes together "
+        "(default 4; docs/measurements/local-server.md)",
     )
 
 

@@ -203,3 +203,53 @@ def test_a_panel_of_two_servers_judges_on_both(llama_server: LlamaServer, tmp_pa
     # went to the second.
     assert one.count("/chat/completions") > 0 and one.count("tokenize") == 0, one.paths
     assert two.count("tokenize") > 0 and two.count("/chat/completions") > 0, two.paths
+
+
+def test_a_run_on_llama_cpp_resumes_after_its_server_dies_and_comes_back(tmp_path: Path) -> None:
+    """The outage on the real server: llama.cpp's server is killed once two records are written; the run
+    stops in one line with what it judged kept, and the same command resumes it on a server started again at
+    the same address, judging only what is missing (tests/evaluate/test_server_outage.py holds requests at
+    a gate on a fake server; this is the same promise on llama.cpp)."""
+    from tests.evaluate.test_server_outage import _records, _wait
+
+    rows = [
+        {"id": f"q{i}", "language": "en", "prompt": f"What is {i} + {i}? Answer with the number only."}
+        | {"response_a": str(2 * i), "response_b": str(2 * i + 1), "label": "A"}
+        for i in range(6)
+    ]
+    data = tmp_path / "items.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "run"
+    first = LlamaServer()
+    api_base = first.start()
+    port = int(api_base.rsplit(":", 1)[1].split("/")[0])
+    argv = ["evaluate", "--task", "chat", "--data", str(data), "--field", "instruction=prompt"]
+    argv += ["--method", "direct", "--out", str(out), "--bootstrap", "0", "--no-cache"]
+    argv += ["--lm", MODEL, "--api-base", api_base]
+    env = {**os.environ, "DSPY_CACHEDIR": str(tmp_path / "dspy-cache"), "NO_COLOR": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cejudge_dspy.cli", *argv],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        _wait(lambda: len(_records(out)) >= 2 or proc.poll() is not None, "two records", limit=1200)
+        first.stop()  # the server dies, a request perhaps in flight
+        _, err = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        first.stop()
+    before = _records(out)
+    if len(before) < len(rows):  # stopped short (not all judged before the kill landed)
+        assert proc.returncode == 3 and "cannot be reached" in err.strip().splitlines()[-1], err[-2000:]
+    assert 2 <= len(before) and all(r["status"] == "ok" for r in before), err[-2000:]
+    with LlamaServer(port=port) as again:
+        assert again.api_base == api_base  # the same address: the same run identity
+        done = _cejudge(argv, tmp_path)
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    after = _records(out)
+    assert sorted(r["id"] for r in after) == sorted(r["id"] for r in rows)  # each item once
+    assert after[: len(before)] == before  # nothing written before the outage was judged again
