@@ -46,10 +46,18 @@ def synthetic_answers(n_systems: int, n_prompts: int, language: str = "de") -> S
         instruction = f"Frage {p}: Erkläre bitte, warum der Himmel am Abend manchmal rot erscheint ({p})."
         for s in range(n_systems):
             response = f"System {s} antwortet auf Frage {p}: Licht wird gestreut, Variante {s * 7 + p}."
-            item = Item(id=f"q{p}/sys{s}", mode="pointwise", instruction=instruction, response=response,
-                        language=language, response_language=language)
+            item = Item(
+                id=f"q{p}/sys{s}",
+                mode="pointwise",
+                instruction=instruction,
+                response=response,
+                language=language,
+                response_language=language,
+            )
             table[(f"q{p}", f"sys{s}")] = Answer(f"q{p}", f"sys{s}", item)
-    return SystemAnswers(tuple(f"sys{s}" for s in range(n_systems)), tuple(f"q{p}" for p in range(n_prompts)), table)
+    return SystemAnswers(
+        tuple(f"sys{s}" for s in range(n_systems)), tuple(f"q{p}" for p in range(n_prompts)), table
+    )
 
 
 def side(which: str | None) -> str:
@@ -76,8 +84,9 @@ def count_calls(n_systems: int, n_prompts: int, judgment: str = "graded") -> dic
         )
     by_stage = Counter((side(c.which), c.stage) for c in engine.log)
     comparisons = summary["comparisons"]["scheduled"]
-    alone_lm, alone_engine = simulated_backbone(cache=False, base_latency=0.0, per_prompt_token=0.0,
-                                                per_output_token=0.0)
+    alone_lm, alone_engine = simulated_backbone(
+        cache=False, base_latency=0.0, per_prompt_token=0.0, per_output_token=0.0
+    )
     first = comparison_item(answers, all_pairs(answers, seed=42)[0])
     with dspy.context(lm=alone_lm):
         run_program("chat", judgment=judgment)(**first.inputs())
@@ -99,7 +108,8 @@ def count_calls(n_systems: int, n_prompts: int, judgment: str = "graded") -> dic
 def table(rows: list[dict[str, Any]], judgment: str) -> str:
     head = (
         f"judgment `{judgment}`\n\n"
-        "| systems | prompts | answers | comparisons | prompt-side calls | answer-side calls | pairwise calls "
+        "| systems | prompts | answers | comparisons | prompt-side calls | answer-side calls "
+        "| pairwise calls "
         "| calls / comparison | alone |\n|---|---|---|---|---|---|---|---|---|\n"
     )
     body = "".join(
@@ -110,7 +120,9 @@ def table(rows: list[dict[str, Any]], judgment: str) -> str:
     stages = sorted({s for r in rows for s in r["stages"]})
     detail = "\n| stage | " + " | ".join(f"{r['systems']} systems" for r in rows) + " |\n|---|"
     detail += "---|" * len(rows) + "\n"
-    detail += "".join(f"| {s} | " + " | ".join(str(r["stages"].get(s, 0)) for r in rows) + " |\n" for s in stages)
+    detail += "".join(
+        f"| {s} | " + " | ".join(str(r["stages"].get(s, 0)) for r in rows) + " |\n" for s in stages
+    )
     return head + body + detail
 
 

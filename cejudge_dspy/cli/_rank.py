@@ -152,7 +152,17 @@ def _identity(args: argparse.Namespace, spec: Any, program: str, method: str) ->
     config = run_identity(shaped, spec, program, "", {}, {})
     config["method"] = method
     config["languages"] = sorted(args.language) if args.language else None
-    for key in ("data", "data_sha256", "id_scheme", "subsets", "limit", "first", "shard", "preset", "headline"):
+    for key in (
+        "data",
+        "data_sha256",
+        "id_scheme",
+        "subsets",
+        "limit",
+        "first",
+        "shard",
+        "preset",
+        "headline",
+    ):
         config.pop(key, None)  # rank.rank records the data by its answers' digest
     return config
 

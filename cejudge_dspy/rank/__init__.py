@@ -26,8 +26,8 @@ from cejudge_dspy.rank._run import (
 from cejudge_dspy.rank._schedule import (
     SCHEDULES,
     Comparison,
-    all_pairs,
     against_baseline,
+    all_pairs,
     comparison,
     first_round,
     next_round,

@@ -114,8 +114,12 @@ def mean_interval(
         return None
     at = {p: i for i, p in enumerate(prompts)}
     rng = np.random.default_rng(seed)
-    counts = np.stack([np.bincount(rng.integers(0, len(prompts), len(prompts)), minlength=len(prompts))
-                       for _ in range(n_resamples)])
+    counts = np.stack(
+        [
+            np.bincount(rng.integers(0, len(prompts), len(prompts)), minlength=len(prompts))
+            for _ in range(n_resamples)
+        ]
+    )
     out: dict[str, tuple[float, float]] = {}
     for system, scores in values.items():
         if not scores:

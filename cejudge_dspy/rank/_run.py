@@ -48,7 +48,8 @@ class RankOptions:
     `baseline`: the system every other meets (schedule "baseline"); `budget`: the adaptive schedule's
     comparisons in all (default: half of all pairs on all prompts, at least one round); `round_size`: its
     pairs per round (default: the number of systems); `bootstrap`: resamples for the intervals (0: none);
-    `seed`: who is shown first, the adaptive prompt order and the bootstrap; `concurrency`: items in flight."""
+    `seed`: who is shown first, the adaptive prompt order and the bootstrap; `concurrency`: items in
+    flight."""
 
     schedule: Schedule = "all-pairs"
     baseline: str | None = None
@@ -61,7 +62,9 @@ class RankOptions:
     def check(self, spec: TaskSpec) -> None:
         """One line for an option that is out of range or does not apply."""
         if self.schedule not in SCHEDULES:
-            raise InputError(f"must be one of {', '.join(SCHEDULES)}, got {self.schedule!r}", field="--schedule")
+            raise InputError(
+                f"must be one of {', '.join(SCHEDULES)}, got {self.schedule!r}", field="--schedule"
+            )
         if spec.mode == "pointwise" and (self.schedule != "all-pairs" or self.baseline or self.budget):
             raise InputError(
                 f"task '{spec.name}' is pointwise: every answer is scored once, so there is no schedule; "
@@ -157,7 +160,10 @@ async def arank(
         "data_sha256": answers_digest(answers),
         **(identity or {}),
     }
-    config["rank"] = options.identity() | {"systems": list(answers.systems), "n_prompts": len(answers.prompts)}
+    config["rank"] = options.identity() | {
+        "systems": list(answers.systems),
+        "n_prompts": len(answers.prompts),
+    }
     run = _Run(spec, program, out, config, options, on_record)
     with lock(out, "cejudge rank"):
         run.records = prepare_run_dir(out, config, force_new=force_new)

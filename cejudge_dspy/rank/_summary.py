@@ -210,7 +210,9 @@ def _per_language(
     return out
 
 
-def _pointwise_languages(answers: SystemAnswers, scores: dict[str, list[tuple[str, float]]]) -> dict[str, Any]:
+def _pointwise_languages(
+    answers: SystemAnswers, scores: dict[str, list[tuple[str, float]]]
+) -> dict[str, Any]:
     by_language: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for system, xs in scores.items():
         for prompt, value in xs:
@@ -273,7 +275,8 @@ def _meta_pairwise(
             "agreement": agree / judged if judged else None,
             "n": judged,
             "human_ties": human_ties,
-            "rule": "a verdict agrees when it picks the answer with the higher human score (a judge's tie never does)",
+            "rule": "a verdict agrees when it picks the answer with the higher human score "
+            "(a judge's tie never does)",
         },
     }
 

@@ -125,11 +125,17 @@ def load_systems(
         items = _load(view, parsed[0][1], fields | {"subset": column}, constants, languages, SYSTEM_KEY)
         for item in items:
             if item.subset is None:
-                raise InputError(f"no system named (column '{column}' is empty)", item=item.id, field="system")
-            answers.append(_answer(item, _prompt_key(item, bool(prompt_column)), item.subset, view, human_keys))
+                raise InputError(
+                    f"no system named (column '{column}' is empty)", item=item.id, field="system"
+                )
+            answers.append(
+                _answer(item, _prompt_key(item, bool(prompt_column)), item.subset, view, human_keys)
+            )
     else:
         if system_column:
-            raise InputError("names a column of a long table; with one file per system, drop it", field="system")
+            raise InputError(
+                "names a column of a long table; with one file per system, drop it", field="system"
+            )
         for name, path in parsed:
             assert name is not None
             for item in _load(view, path, fields, constants, languages, None):
@@ -165,7 +171,9 @@ def _load(
         if carried is None:
             raise
         # The loader speaks of the item field that carries the system's name; say what the user maps.
-        text = str(exc).replace("for subset", f"for {carried}").replace("--field subset=", f"--field {carried}=")
+        text = (
+            str(exc).replace("for subset", f"for {carried}").replace("--field subset=", f"--field {carried}=")
+        )
         raise DataError(text) from None
 
 
@@ -179,9 +187,7 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
 
 
-def _answer(
-    item: Item, prompt: str, system: str, view: TaskSpec, human_keys: Sequence[str] | None
-) -> Answer:
+def _answer(item: Item, prompt: str, system: str, view: TaskSpec, human_keys: Sequence[str] | None) -> Answer:
     return Answer(prompt, system, item, _human(item, view, human_keys))
 
 

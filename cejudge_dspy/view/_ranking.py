@@ -63,14 +63,18 @@ def _ranking_table(summary: dict[str, Any]) -> str:
         f"<th>{'strength (log)' if pairwise else 'mean score'}</th><th>95% CI</th><th>interval</th>"
         f"<th>{'comparisons' if pairwise else 'answers'}</th>{'<th>human mean</th>' if human else ''}</tr>"
     )
-    body = "".join(
-        f"<tr><td class=num>{r['rank']}</td><th>{_e(r['system'])}</th><td class=num>{_n(r[key])}</td>"
-        f"<td class=num>{'' if not r['ci'] else f'[{r['ci'][0]:.2f}, {r['ci'][1]:.2f}]'}</td>"
-        f"{_bar(r[key], r['ci'], low, high)}<td class=num>{r['n']}</td>"
-        f"{f'<td class=num>{_n(human.get(r['system']))}</td>' if human else ''}</tr>"
-        for r in rows
-    )
+    body = "".join(_ranking_row(r, key, low, high, human) for r in rows)
     return f"<table>{head}{body}</table>"
+
+
+def _ranking_row(r: dict[str, Any], key: str, low: float, high: float, human: dict[str, float]) -> str:
+    ci = "" if not r["ci"] else f"[{r['ci'][0]:.2f}, {r['ci'][1]:.2f}]"
+    human_cell = f"<td class=num>{_n(human.get(r['system']))}</td>" if human else ""
+    return (
+        f"<tr><td class=num>{r['rank']}</td><th>{_e(r['system'])}</th><td class=num>{_n(r[key])}</td>"
+        f"<td class=num>{ci}</td>{_bar(r[key], r['ci'], low, high)}<td class=num>{r['n']}</td>"
+        f"{human_cell}</tr>"
+    )
 
 
 def _win_matrix(summary: dict[str, Any]) -> str:
@@ -104,7 +108,9 @@ def _facts(summary: dict[str, Any]) -> str:
     parts = [", ".join(f"{_e(k)} {_e(v)}" for k, v in counts.items())]
     if summary["mode"] == "pairwise":
         ties, bias = summary["ties"], summary["position_bias"]
-        parts.append(f"ties: {ties['n']} ({_n(ties['share'])} of the judged comparisons; {_e(summary['tie_rule'])})")
+        parts.append(
+            f"ties: {ties['n']} ({_n(ties['share'])} of the judged comparisons; {_e(summary['tie_rule'])})"
+        )
         parts.append(
             f"position bias: the response shown first won {bias['first_won']} of {bias['orders']} "
             f"presentation orders ({_n(bias['first_share'])})"
@@ -122,14 +128,16 @@ def _languages(summary: dict[str, Any]) -> str:
             continue
         if "systems" in block:
             rows = "".join(
-                f"<tr><td class=num>{r['rank']}</td><th>{_e(r['system'])}</th><td class=num>{_n(r['strength'])}</td>"
+                f"<tr><td class=num>{r['rank']}</td><th>{_e(r['system'])}</th>"
+                f"<td class=num>{_n(r['strength'])}</td>"
                 f"<td class=num>{r['n']}</td></tr>"
                 for r in block["systems"]
             )
             out += f"<h3>{_e(language)} ({block['comparisons']} comparisons)</h3><table>{rows}</table>"
         else:
             rows = "".join(
-                f"<tr><th>{_e(s)}</th><td class=num>{_n(v['mean_score'])}</td><td class=num>{v['n']}</td></tr>"
+                f"<tr><th>{_e(s)}</th><td class=num>{_n(v['mean_score'])}</td>"
+                f"<td class=num>{v['n']}</td></tr>"
                 for s, v in block.items()
             )
             out += f"<h3>{_e(language)}</h3><table>{rows}</table>"
@@ -142,7 +150,8 @@ def _human(summary: dict[str, Any]) -> str:
         return "<p class=muted>No human scores: no agreement with the humans' ranking.</p>"
     system, item = human["system_level"], human["item_level"]
     rows = "".join(
-        f"<tr><th>systems</th><td>{name} over {system['n_systems']} systems</td><td class=num>{_n(system[name], 3)}</td></tr>"
+        f"<tr><th>systems</th><td>{name} over {system['n_systems']} systems</td>"
+        f"<td class=num>{_n(system[name], 3)}</td></tr>"
         for name in ("kendall", "spearman")
     )
     if "agreement" in item:
@@ -152,7 +161,8 @@ def _human(summary: dict[str, Any]) -> str:
         )
     else:
         rows += "".join(
-            f"<tr><th>items</th><td>{name} over {item['n']} answers</td><td class=num>{_n(item[name], 3)}</td></tr>"
+            f"<tr><th>items</th><td>{name} over {item['n']} answers</td>"
+            f"<td class=num>{_n(item[name], 3)}</td></tr>"
             for name in ("kendall", "spearman")
         )
     return f"<h2>Agreement with the human scores</h2><table>{rows}</table>"

@@ -23,7 +23,11 @@ def test_graded_comparisons_pay_nothing_twice(n_systems: int) -> None:
         assert stages[f"prompt/{stage}"] == prompts
     for stage in ANSWER_STAGES:
         assert stages[f"answer/{stage}"] == answers
-    assert row["sides"] == {"prompt": 2 * prompts, "answer": 5 * answers, "pairwise": row["sides"]["pairwise"]}
+    assert row["sides"] == {
+        "prompt": 2 * prompts,
+        "answer": 5 * answers,
+        "pairwise": row["sides"]["pairwise"],
+    }
     # Graded: only comparisons whose grades are equal pay for the pairwise judgment, in both orders.
     assert row["sides"]["pairwise"] == row["stages"].get("pairwise/verdict", 0)
     assert row["sides"]["pairwise"] % 2 == 0 and row["sides"]["pairwise"] <= 2 * row["comparisons"]

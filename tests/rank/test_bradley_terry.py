@@ -35,10 +35,22 @@ def zermelo(systems: list[str], outcomes: list[Outcome], iterations: int = 5000)
 def _outcomes() -> list[Outcome]:
     # Every system wins and loses somewhere (the MLE exists without a prior), with ties.
     raw = [
-        ("x", "y", 1.0), ("x", "y", 1.0), ("x", "y", 0.0), ("x", "y", 0.5),
-        ("y", "z", 1.0), ("y", "z", 0.5), ("y", "z", 0.0), ("y", "z", 1.0),
-        ("x", "z", 1.0), ("x", "z", 1.0), ("x", "z", 0.0), ("z", "w", 1.0),
-        ("w", "x", 1.0), ("w", "y", 0.5), ("z", "w", 0.0), ("w", "z", 0.5),
+        ("x", "y", 1.0),
+        ("x", "y", 1.0),
+        ("x", "y", 0.0),
+        ("x", "y", 0.5),
+        ("y", "z", 1.0),
+        ("y", "z", 0.5),
+        ("y", "z", 0.0),
+        ("y", "z", 1.0),
+        ("x", "z", 1.0),
+        ("x", "z", 1.0),
+        ("x", "z", 0.0),
+        ("z", "w", 1.0),
+        ("w", "x", 1.0),
+        ("w", "y", 0.5),
+        ("z", "w", 0.0),
+        ("w", "z", 0.5),
     ]
     return [Outcome(f"p{i % 5}", a, b, s) for i, (a, b, s) in enumerate(raw)]
 

@@ -94,7 +94,9 @@ def test_all_pairs_ranking_matches_the_marked_quality(tmp_path: Path) -> None:
     recomputed = []
     for r in records.values():
         first, second = r.item.subset.split(" vs ")
-        recomputed.append(Outcome(r.item.group, first, second, {"A": 1.0, "tie": 0.5, "B": 0.0}[r.result.verdict]))
+        recomputed.append(
+            Outcome(r.item.group, first, second, {"A": 1.0, "tie": 0.5, "B": 0.0}[r.result.verdict])
+        )
     fit = bradley_terry(answers.systems, recomputed)
     for row in summary["systems"]:
         assert row["strength"] == pytest.approx(fit[row["system"]], abs=1e-6)
@@ -220,7 +222,12 @@ def test_pointwise_task_ranks_mean_scores(tmp_path: Path) -> None:
 def test_one_file_per_system(tmp_path: Path) -> None:
     for name, q in (("alpha", 3), ("beta", 1)):
         rows = [
-            {"id": f"q{p}", "instruction": f"Question {p}?", "response": f"{name} quality {q}", "language": "en"}
+            {
+                "id": f"q{p}",
+                "instruction": f"Question {p}?",
+                "response": f"{name} quality {q}",
+                "language": "en",
+            }
             for p in range(3)
         ]
         (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")

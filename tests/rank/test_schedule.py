@@ -21,7 +21,9 @@ from cejudge_dspy.rank import (
 
 def answers(systems: list[str], prompts: list[str]) -> SystemAnswers:
     table = {
-        (p, s): Answer(p, s, Item(id=f"{p}/{s}", mode="pointwise", instruction=f"ask {p}", response=f"{s} says"))
+        (p, s): Answer(
+            p, s, Item(id=f"{p}/{s}", mode="pointwise", instruction=f"ask {p}", response=f"{s} says")
+        )
         for p in prompts
         for s in systems
     }

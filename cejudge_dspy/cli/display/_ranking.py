@@ -90,7 +90,9 @@ def human_table(summary: dict[str, Any]) -> Table | None:
         table.add_row("systems", f"{name} over systems", value, str(system["n_systems"]))
     item = human["item_level"]
     if "agreement" in item:
-        table.add_row("items", "verdict agrees with the human scores", _num(item["agreement"], 3), str(item["n"]))
+        table.add_row(
+            "items", "verdict agrees with the human scores", _num(item["agreement"], 3), str(item["n"])
+        )
     else:
         for name in ("kendall", "spearman"):
             table.add_row("items", f"{name} over answers", _num(item[name], 3), str(item["n"]))
