@@ -32,7 +32,7 @@ from cejudge_dspy.tasks import Dimension, TaskSpec
 # The rank-only keys of --field: they name columns the item fields do not have.
 SYSTEM_KEY, PROMPT_KEY = "system", "prompt"
 DEFAULT_SYSTEM_COLUMN = "system"
-_SHORT = 40  # prompt keys longer than this (a whole instruction) are named by a digest
+_SHORT = 80  # prompt keys longer than this (a whole instruction) are named by a digest
 
 
 @dataclass(frozen=True)
