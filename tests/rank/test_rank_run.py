@@ -250,3 +250,21 @@ def test_bad_answers_are_one_line(tmp_path: Path) -> None:
         load(path)
     with pytest.raises(InputError, match="no system 'nobody'"):
         load(long_table(tmp_path / "ok.jsonl", {"best": 3, "good": 2}), systems=["nobody"])
+
+
+def test_per_language_rankings(tmp_path: Path) -> None:
+    path = long_table(tmp_path / "answers.jsonl", {"best": 3, "good": 2, "weak": 1}, 4)
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    for row in rows:
+        row["language"] = "de" if row["prompt_id"] in ("q0", "q1") else "en"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    answers = load(path)
+    lm, _ = fake_lm(rules())
+    with dspy.context(lm=lm):
+        summary = rank("chat", answers, tmp_path / "run", options=RankOptions(bootstrap=50))
+    per = summary["per_language"]
+    assert set(per) == {"de", "en"}
+    for block in per.values():
+        assert block["comparisons"] == 6
+        assert [r["system"] for r in block["systems"]] == ["best", "good", "weak"]
+        assert all(r["ci"] is not None for r in block["systems"])
