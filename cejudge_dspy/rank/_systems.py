@@ -30,7 +30,8 @@ from cejudge_dspy.errors import DataError, InputError
 from cejudge_dspy.tasks import Dimension, TaskSpec
 
 # The rank-only keys of --field: they name columns the item fields do not have.
-SYSTEM_KEY, PROMPT_KEY = "system", "prompt"
+SYSTEM_KEY = "system"
+PROMPT_KEY = "prompt"
 DEFAULT_SYSTEM_COLUMN = "system"
 _SHORT = 80  # prompt keys longer than this (a whole instruction) are named by a digest
 

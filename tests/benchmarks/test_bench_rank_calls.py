@@ -4,9 +4,14 @@ cache off); only the pairwise judgment is paid per comparison."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import dspy
 import pytest
 
 from benchmarks import bench_rank_calls
+from cejudge_dspy.backbones import simulated_backbone
+from cejudge_dspy.rank import RankOptions, rank
 
 PROMPT_STAGES = ("concepts", "translate")  # the instruction's concepts and its English (German prompts)
 ANSWER_STAGES = ("concepts", "translate", "checklist_r2i", "checklist_i2r", "grade")
@@ -48,3 +53,27 @@ def test_the_table_prints(capsys: pytest.CaptureFixture[str]) -> None:
     assert bench_rank_calls.main(["--systems", "3", "--prompts", "1", "--judgments", "graded"]) == 0
     out = capsys.readouterr().out
     assert "| 3 | 1 | 3 | 3 | 2 | 15 |" in out
+
+
+def test_a_second_ranking_reuses_every_call_through_the_cache(tmp_path: Path) -> None:
+    """Across runs the shared work lives in DSPy's cache: a new run directory over the same answers, with a
+    fresh cache object over the same folder (memory off), asks the backbone for nothing."""
+    old = dspy.cache
+    folder = tmp_path / "dspy-cache"
+    try:
+        dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=str(folder))
+        lm, engine = simulated_backbone(
+            cache=True, base_latency=0.0, per_prompt_token=0.0, per_output_token=0.0
+        )
+        answers = bench_rank_calls.synthetic_answers(3, 2)
+        with dspy.context(lm=lm):
+            first = rank("chat", answers, tmp_path / "first", options=RankOptions(bootstrap=0))
+        assert engine.calls > 0
+        dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=False, disk_cache_dir=str(folder))
+        engine.reset()
+        with dspy.context(lm=lm):
+            again = rank("chat", answers, tmp_path / "again", options=RankOptions(bootstrap=0))
+        assert engine.calls == 0
+        assert again["systems"] == first["systems"]
+    finally:
+        dspy.cache = old
