@@ -174,7 +174,7 @@ def _load(
         # The loader speaks of the item field that carries the system's name; say what the user maps.
         text = (
             str(exc).replace("for subset", f"for {carried}").replace("--field subset=", f"--field {carried}=")
-        )
+        ).replace(" or a constant subset value", "")
         raise DataError(text) from None
 
 

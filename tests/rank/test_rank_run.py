@@ -13,7 +13,7 @@ import dspy
 import pytest
 from scipy import stats
 
-from cejudge_dspy.errors import CEJudgeError, InputError
+from cejudge_dspy.errors import CEJudgeError, DataError, InputError
 from cejudge_dspy.judges import run_program
 from cejudge_dspy.rank import (
     Outcome,
@@ -250,6 +250,19 @@ def test_bad_answers_are_one_line(tmp_path: Path) -> None:
         load(path)
     with pytest.raises(InputError, match="no system 'nobody'"):
         load(long_table(tmp_path / "ok.jsonl", {"best": 3, "good": 2}), systems=["nobody"])
+    # One file per system: the same prompt id must show both systems the same instruction.
+    for name, text in (("alpha", "Question?"), ("beta", "Another question?")):
+        row = {"id": "q0", "instruction": text, "response": f"{name} says", "language": "en"}
+        (tmp_path / f"{name}.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match="another instruction than system 'alpha'"):
+        load_systems(
+            load_task_chat(),
+            [str(tmp_path / "alpha.jsonl"), str(tmp_path / "beta.jsonl")],
+            fields={"response": "response"},
+        )
+    # A long table without the system column says which flag names it.
+    with pytest.raises(DataError, match=r"column 'who' for system not found; fix: --field system=COLUMN\."):
+        load_systems(load_task_chat(), [str(path)], fields={"system": "who", "response": "response"})
 
 
 def test_per_language_rankings(tmp_path: Path) -> None:
