@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         save_program,
     )
     from cejudge_dspy.judges._stages import Stage, StageFailure
+    from cejudge_dspy.judges._sync import run_sync
 
 
 def __getattr__(name: str) -> Any:
@@ -101,5 +102,6 @@ __all__ = [
     "read_manifest",
     "run_program",
     "run_program_identity",
+    "run_sync",
     "save_program",
 ]

@@ -51,6 +51,9 @@ IDENTITY_KEYS = (
     # who rendered them; None in every other run.
     "rendering",
     "render_translator",
+    # A `cejudge rank` run's own settings (the schedule, its baseline and budget, the systems, the seed);
+    # None in every other run.
+    "rank",
 )
 
 

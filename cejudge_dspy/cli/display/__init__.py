@@ -4,6 +4,7 @@ CLI) that imports rich; everything it shows comes from JudgeResult, summaries an
 from cejudge_dspy.cli.display._answers import match_answers
 from cejudge_dspy.cli.display._consistency import consistency_table
 from cejudge_dspy.cli.display._panel import panel_tables, votes_table
+from cejudge_dspy.cli.display._ranking import ranking_tables
 from cejudge_dspy.cli.display._rules import (
     decision_rules_table,
     reliability_table,
@@ -37,6 +38,7 @@ __all__ = [
     "panel_tables",
     "pointwise_score",
     "probability_line",
+    "ranking_tables",
     "reliability_table",
     "selective_table",
     "summary_table",
