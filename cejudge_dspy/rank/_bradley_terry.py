@@ -41,7 +41,8 @@ def _choix() -> Any:
         import choix
     except ImportError:
         raise CEJudgeError(
-            "ranking systems fits Bradley-Terry strengths with choix: pip install 'cejudge-dspy[rank]'"
+            "ranking systems fits Bradley-Terry strengths with choix, a dependency of cejudge-dspy: "
+            "pip install 'choix>=0.4,<0.5'"
         ) from None
     return choix
 
