@@ -28,6 +28,7 @@ from typing import Any
 import dspy
 
 from cejudge_dspy.backbones._http_scoring import ServerScorer
+from cejudge_dspy.backbones._server_lm import DEFAULT_TIMEOUT_S, ServerLM
 from cejudge_dspy.backbones.llamacpp import (
     DEFAULT_PARALLEL,
     DEFAULT_PROMPT_CACHE_BYTES,
@@ -99,14 +100,17 @@ def build_http(
     api_key: str | None,
     num_retries: int,
     common: Mapping[str, Any],
+    timeout: float = DEFAULT_TIMEOUT_S,
 ) -> dspy.LM:
-    """A LiteLLM model string (`provider/model`), optionally at `api_base`, scoped in the cache per server."""
+    """A LiteLLM model string (`provider/model`), optionally at `api_base`, scoped in the cache per server.
+    A `ServerLM` (`_server_lm.py`): an answer cut at the token budget is never read as whole, and no call
+    waits longer than `timeout` seconds."""
     if not _MODEL_STRING.match(spec):
         raise invalid_spec(spec, "expected 'embedded', 'gguf:PATH' or 'provider/model'")
     # DSPy fetches a model-metadata map from GitHub on the first HTTP call (5 s timeout, a warning when
     # offline). The bundled snapshot is enough for a judge; a user's explicit setting still wins.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    kwargs: dict[str, object] = {**common, "num_retries": num_retries}
+    kwargs: dict[str, object] = {**common, "num_retries": num_retries, "timeout": timeout}
     if api_base:
         kwargs["api_base"] = api_base
     if api_key:
@@ -126,13 +130,15 @@ def build_http(
         # It fires once per LM, at construction, so silencing it here silences it for this LM.
         warnings.filterwarnings("ignore", message=_ROLLOUT_WARNING)
         try:
-            lm = dspy.LM(spec, **kwargs)
+            lm = ServerLM(spec, **kwargs)
         except (ValueError, TypeError) as exc:
             raise invalid_spec(spec, str(exc).replace("\n", " ")) from exc
+    lm.timeout_s = timeout
     if api_base:
         # A server the user runs may score a given text (the likelihood tie-breaker and check): asked once,
         # on first use (`_http_scoring.ServerScorer.probe`). A hosted API without api_base is never probed.
-        lm.server_scorer = ServerScorer(api_base, spec.split("/", 1)[1], str(kwargs.get("api_key") or ""))
+        key = str(kwargs.get("api_key") or "")
+        lm.server_scorer = ServerScorer(api_base, spec.split("/", 1)[1], key, timeout)
     return lm
 
 

@@ -27,6 +27,7 @@ from cejudge_dspy.backbones._builders import (
     build_simulated,
     invalid_spec,
 )
+from cejudge_dspy.backbones._server_lm import DEFAULT_TIMEOUT_S, check_timeout
 from cejudge_dspy.backbones.llamacpp import (
     DEFAULT_PROMPT_CACHE_BYTES,
     DEFAULT_REPEAT_PENALTY,
@@ -73,6 +74,7 @@ def make_lm(
     draft_jobs: int = DRAFT_JOBS,
     require_logprobs: bool = False,
     adapter: str = "auto",
+    timeout: float = DEFAULT_TIMEOUT_S,
 ) -> dspy.LM:
     """Build the `dspy.LM` for a backbone spec; cheap (a local model loads on its first call).
 
@@ -86,16 +88,25 @@ def make_lm(
     `adapter`: auto, chat or json, the prompt format `use_backbone` makes current with the LM
     (`preferred_adapter`); a `dspy.LM` holds no adapter, so here it is only checked, which lets one dict
     of backbone options serve `make_lm`, `check_backbone` and `use_backbone` alike.
+    `timeout`: seconds an HTTP backbone's call may take, retries included (`_server_lm.py`), from 1 to 3600.
     """
     if not isinstance(spec, str) or not spec.strip():
         raise invalid_spec(spec, "it is empty")
     spec = spec.strip()
     _check_options(spec, temperature, seed, max_tokens, repeat_penalty, parallel, adapter, constrained)
+    try:
+        timeout = check_timeout(timeout)
+    except ValueError as exc:
+        raise BackboneError(str(exc)) from None
     common = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed, "cache": cache}
     if spec == "simulated" or spec.startswith("simulated:"):
+        if api_key:  # it would be ignored: the simulated backbone sends nothing anywhere
+            raise BackboneError(f"--api-key applies to HTTP backbones only, not to '{spec}'; drop it")
         return _required(build_simulated(spec, api_base=api_base, common=common), require_logprobs)
     if not is_local(spec):
-        lm = build_http(spec, api_base=api_base, api_key=api_key, num_retries=num_retries, common=common)
+        lm = build_http(
+            spec, api_base=api_base, api_key=api_key, num_retries=num_retries, common=common, timeout=timeout
+        )
         return _required(lm, require_logprobs)
     _check_local(spec, api_base)
     local = LocalOptions(
