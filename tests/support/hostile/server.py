@@ -10,7 +10,7 @@ stage answer, `gated_server.completion`), then spoils it as `mode` says:
 * `length`: the answer cut in half with `finish_reason: "length"` (the output budget ran out);
 * `echo-key`: HTTP 400 whose message repeats the request's Authorization header (the key);
 * `no-choices`: `{"choices": []}`; `not-json`: an HTML page with status 200; `no-message`: a choice without
-  its `message`;
+  its `message`; `garbage`: an answer that is no answer (control characters and stray markers);
 * `stall`: accepts the request and never answers until `stop()` (a hung server); `arrived` is set when the
   first such request is held, so a test waits on it, never on a clock.
 
@@ -29,8 +29,9 @@ from typing import Any
 from tests.support.gated_server import completion
 
 MODEL = "openai/judge"
-MODES = ("nan", "plus5", "inf", "length", "echo-key", "no-choices", "not-json", "no-message", "stall")
+MODES = ("nan", "plus5", "inf", "length", "echo-key", "no-choices", "not-json", "no-message", "garbage", "stall")
 _BAD_LOGPROB = {"nan": math.nan, "plus5": 5.0, "inf": math.inf}
+GARBAGE = "\x00\ufffd}{ ]] ## [[ lorem"  # the `garbage` answer
 _PIECES = re.compile(r"\s+|\w+|[^\w\s]")
 
 
@@ -94,6 +95,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             out["choices"] = []
         elif mode == "no-message":
             out["choices"] = [{"index": 0, "finish_reason": "stop"}]
+        elif mode == "garbage":
+            out["choices"][0]["message"]["content"] = GARBAGE
         self._send(200, out)
 
     def _send(self, status: int, out: dict[str, Any]) -> None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.support.bad_inputs import good_data
+from tests.support.bad_inputs import Case, good_data
 from tests.support.hostile.server import MODEL
 
 KEY = "sk-hostile-1234567890"  # the --api-key every case sends; no output may hold it
@@ -225,6 +225,22 @@ def stalled_run_keeps_records(o: Outcome) -> None:
     assert len(records) >= 2 and all(r["status"] == "ok" for r in records), [r["status"] for r in records]
 
 
+def error_records_in_one_line(o: Outcome) -> None:
+    """Each item an error record whose reason is one line, without the client's traceback text."""
+    no_traceback(o)
+    records = o.records()
+    assert records and all(r["status"] == "error" for r in records), [r["status"] for r in records]
+    for r in records:
+        assert "\n" not in r["error"] and 'File "' not in r["error"] and "Traceback" not in r["error"], r["error"]
+
+
+def garbage_unparsed(o: Outcome) -> None:
+    no_traceback(o)
+    assert o.code in (0, 1), (o.code, o.err[-800:])
+    records = o.records()
+    assert records and all(r["status"] == "unparsed" for r in records), [r["status"] for r in records]
+
+
 def with_credentials(base: str) -> str:
     return base.replace("http://", f"http://judge:{URL_KEY}@")
 
@@ -259,6 +275,22 @@ def no_bad_values(o: Outcome) -> None:
         assert p_a is None or math.isfinite(p_a), r
 
 
+def CASES() -> list[Case]:  # noqa: N802 - the same name as bad_inputs.CASES
+    """The refusals among them: options that would be ignored against a server, refused in one line."""
+    return [
+        Case("option: --api-key with a simulated backbone", evaluate_simulated("--api-key", KEY)),
+        Case("option: --timeout 0", evaluate_simulated("--timeout", "0")),
+        Case("option: --timeout nan", evaluate_simulated("--timeout", "nan")),
+        Case("option: --timeout 100000", evaluate_simulated("--timeout", "100000")),
+    ]
+
+
+def evaluate_simulated(*extra: str) -> Callable[[Path], list[str]]:
+    from tests.support.bad_inputs import evaluate as simulated
+
+    return simulated(*extra)
+
+
 def SERVER_CASES() -> list[ServerCase]:  # noqa: N802 - a table, built fresh per run
     return [
         ServerCase("logprobs NaN: evaluate", "nan", evaluate(), impossible_logprobs_unavailable("not finite")),
@@ -284,6 +316,10 @@ def SERVER_CASES() -> list[ServerCase]:  # noqa: N802 - a table, built fresh per
         ServerCase("no choices: judge", "no-choices", judge("--json"), judge_unparsed()),
         ServerCase("not JSON: judge", "not-json", judge("--json"), judge_unparsed()),
         ServerCase("no message: judge", "no-message", judge("--json"), judge_unparsed()),
+        ServerCase("no message: evaluate", "no-message", evaluate(), error_records_in_one_line),
+        ServerCase("not JSON: evaluate", "not-json", evaluate(), error_records_in_one_line),
+        ServerCase("garbage answer: evaluate", "garbage", evaluate(), garbage_unparsed),
+        ServerCase("garbage answer: judge", "garbage", judge("--json"), judge_unparsed("unparseable")),
         ServerCase("no choices: backbones check", "no-choices", check_backbone(), one_line(code=3)),
         ServerCase("no choices: evaluate", "no-choices", evaluate(), evaluate_key_redacted),
         ServerCase("stalls: evaluate --timeout 5", "gated-stall", evaluate("--timeout", "5", n=6), stalled_run_keeps_records),
