@@ -9,7 +9,6 @@ import dspy
 
 from cejudge_dspy.errors import BackboneError, CEJudgeError
 
-
 # What a client library puts into its exception's text beside the reason: a whole traceback (litellm's
 # "Traceback (most recent call last): ..."), or its frames and source lines.
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\):.*", re.S)

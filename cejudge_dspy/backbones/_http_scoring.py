@@ -183,7 +183,10 @@ class ServerScorer:
                 f"for {len(ids)} tokens and the end of the turn)"
             )
         # An impossible value (NaN, infinite, above 0) is a ValueError: this answer cannot be scored.
-        own = [checked_logprob(entry.get("logprob"), f"the answer's token {entry.get('token')!r}") for entry in content[:-1]]
+        own = [
+            checked_logprob(entry.get("logprob"), f"the answer's token {entry.get('token')!r}")
+            for entry in content[:-1]
+        ]
         return [*own, end_of_turn_logprob(content[-1].get("top_logprobs") or [])]
 
     def request(

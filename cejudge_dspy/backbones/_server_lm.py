@@ -128,7 +128,9 @@ class ServerLM(dspy.LM):
             raise EmptyAnswer("the server answered with no choices (no answer at all)", model=self.model)
         if "length" in finish_reasons(result):
             budget = (call.legacy or {}).get("max_tokens") or self.kwargs.get("max_tokens")
-            raise AnswerCutShort(self.model, budget, _text(outputs if isinstance(outputs, list) else []), outputs)
+            raise AnswerCutShort(
+                self.model, budget, _text(outputs if isinstance(outputs, list) else []), outputs
+            )
         return outputs
 
     def _timed_out(self) -> CallTimedOut:

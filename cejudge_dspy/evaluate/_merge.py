@@ -11,7 +11,6 @@ and renamed into place, so a failed merge leaves no half-written output.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from contextlib import ExitStack

@@ -97,7 +97,9 @@ def tokens_of(lm: Any, pred: dspy.Prediction) -> list[TokenChoice] | None:
         pred.tokens_why = f"{IMPOSSIBLE} ({exc})"
         if _impossible_notice(lm):
             name = getattr(lm, "model", type(lm).__name__)
-            logger.warning("backbone %s %s: such answers are read by their argmax answer", name, pred.tokens_why)
+            logger.warning(
+                "backbone %s %s: such answers are read by their argmax answer", name, pred.tokens_why
+            )
         return None
     if tokens and any(t.top for t in tokens):
         with _lock:

@@ -2,11 +2,11 @@
 DSPy's types cannot express.
 
 A stage call either returns a checked `dspy.Prediction` or raises `StageFailure` with the reason;
-the judges turn a failure into an explicit unparsed outcome. An answer the backbone cut at the token budget
-(`backbones.AnswerCutShort`, finish_reason "length") is such a failure, whatever it would parse as. A malformed output is retried once
-through the other adapter (ChatAdapter already falls back to JSONAdapter on a parse error, so a
-parse error under ChatAdapter is final; a failed check, or a failure under any other adapter, gets
-one more try through the other one).
+the judges turn a failure into an explicit unparsed outcome. An answer the backbone cut at the token
+budget (`backbones.AnswerCutShort`, finish_reason "length") is such a failure, whatever it would parse
+as. A malformed output is retried once through the other adapter (ChatAdapter already falls back to
+JSONAdapter on a parse error, so a parse error under ChatAdapter is final; a failed check, or a failure
+under any other adapter, gets one more try through the other one).
 """
 
 from __future__ import annotations

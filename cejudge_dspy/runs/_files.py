@@ -20,8 +20,8 @@ from typing import Any
 
 from cejudge_dspy.errors import CEJudgeError
 from cejudge_dspy.runs._json import strict_json
-from cejudge_dspy.runs._redact import public_urls
 from cejudge_dspy.runs._nofollow import UnsafeFileError, open_nofollow, write_file_atomic
+from cejudge_dspy.runs._redact import public_urls
 
 
 class RunWriteError(CEJudgeError):

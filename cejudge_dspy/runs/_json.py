@@ -1,5 +1,5 @@
-"""The JSON a run directory holds is strict JSON: no bare NaN or Infinity, which Python's json writes by default
-and strict readers (jq, JavaScript's JSON.parse, most other languages) refuse.
+"""The JSON a run directory holds is strict JSON: no bare NaN or Infinity, which Python's json writes by
+default and strict readers (jq, JavaScript's JSON.parse, most other languages) refuse.
 
 A non-finite number in a record or a summary is a value that could not be computed (a correlation over one
 item, a probability a broken server made NaN): it is written as null, which every reader reads as "none".

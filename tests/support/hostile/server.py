@@ -29,7 +29,18 @@ from typing import Any
 from tests.support.gated_server import completion
 
 MODEL = "openai/judge"
-MODES = ("nan", "plus5", "inf", "length", "echo-key", "no-choices", "not-json", "no-message", "garbage", "stall")
+MODES = (
+    "nan",
+    "plus5",
+    "inf",
+    "length",
+    "echo-key",
+    "no-choices",
+    "not-json",
+    "no-message",
+    "garbage",
+    "stall",
+)
 _BAD_LOGPROB = {"nan": math.nan, "plus5": 5.0, "inf": math.inf}
 GARBAGE = "\x00\ufffd}{ ]] ## [[ lorem"  # the `garbage` answer
 _PIECES = re.compile(r"\s+|\w+|[^\w\s]")

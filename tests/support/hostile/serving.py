@@ -23,7 +23,17 @@ from tests.support.hostile.server import MODEL
 
 KEY = "sk-hostile-1234567890"  # the --api-key every case sends; no output may hold it
 URL_KEY = "urlsecret-0987654321"  # the password in an --api-base with credentials
-_JUDGE = ["judge", "--task", "chat", "--instruction", "Name a prime.", "--response-a", "9", "--response-b", "7"]
+_JUDGE = [
+    "judge",
+    "--task",
+    "chat",
+    "--instruction",
+    "Name a prime.",
+    "--response-a",
+    "9",
+    "--response-b",
+    "7",
+]
 
 
 @dataclass
@@ -49,8 +59,14 @@ class Outcome:
 
     def texts(self) -> str:
         """Everything the command printed and wrote (every file under its folder but the data)."""
-        files = [p for p in self.folder.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl", ".html")]
-        return self.out + self.err + "".join(p.read_text(errors="replace") for p in files if p.name != "good.jsonl")
+        files = [
+            p for p in self.folder.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl", ".html")
+        ]
+        return (
+            self.out
+            + self.err
+            + "".join(p.read_text(errors="replace") for p in files if p.name != "good.jsonl")
+        )
 
 
 def strict(text: str) -> Any:
@@ -106,15 +122,42 @@ def evaluate(*extra: str, n: int = 3, data: str | None = None) -> Callable[[Path
     def argv(d: Path, base: str) -> list[str]:
         data_file = d / data if data else good_data(d, n)
         return [
-            "evaluate", "--task", "chat", "--method", "direct", "--data", str(data_file), "--out", str(d / "run"),
-            "--lm", MODEL, "--api-base", base, "--api-key", KEY, "--no-cache", "--bootstrap", "0", *extra,
-        ]  # fmt: skip
+            "evaluate",
+            "--task",
+            "chat",
+            "--method",
+            "direct",
+            "--data",
+            str(data_file),
+            "--out",
+            str(d / "run"),
+            "--lm",
+            MODEL,
+            "--api-base",
+            base,
+            "--api-key",
+            KEY,
+            "--no-cache",
+            "--bootstrap",
+            "0",
+            *extra,
+        ]
 
     return argv
 
 
 def judge(*extra: str) -> Callable[[Path, str], list[str]]:
-    return lambda d, base: [*_JUDGE, "--lm", MODEL, "--api-base", base, "--api-key", KEY, "--no-cache", *extra]
+    return lambda d, base: [
+        *_JUDGE,
+        "--lm",
+        MODEL,
+        "--api-base",
+        base,
+        "--api-key",
+        KEY,
+        "--no-cache",
+        *extra,
+    ]
 
 
 def check_backbone(*extra: str) -> Callable[[Path, str], list[str]]:
@@ -124,7 +167,9 @@ def check_backbone(*extra: str) -> Callable[[Path, str], list[str]]:
 def then_calibrate(d: Path, base: str) -> list[str]:
     """An evaluate run against the NaN server (its labels from the data), then `calibrate` of it."""
     data = d / "labelled.jsonl"
-    rows = [{"prompt": f"q{i}", "chosen": "a", "rejected": "b", "language": "en", "label": "A"} for i in range(3)]
+    rows = [
+        {"prompt": f"q{i}", "chosen": "a", "rejected": "b", "language": "en", "label": "A"} for i in range(3)
+    ]
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     first = run_cli(evaluate("--field", "label=label", data=data.name)(d, base), d)
     assert first.escaped is None and first.code in (0, 1), (first.escaped, first.err[-800:])
@@ -231,7 +276,9 @@ def error_records_in_one_line(o: Outcome) -> None:
     records = o.records()
     assert records and all(r["status"] == "error" for r in records), [r["status"] for r in records]
     for r in records:
-        assert "\n" not in r["error"] and 'File "' not in r["error"] and "Traceback" not in r["error"], r["error"]
+        assert "\n" not in r["error"] and 'File "' not in r["error"] and "Traceback" not in r["error"], r[
+            "error"
+        ]
 
 
 def garbage_unparsed(o: Outcome) -> None:
@@ -293,13 +340,21 @@ def evaluate_simulated(*extra: str) -> Callable[[Path], list[str]]:
 
 def SERVER_CASES() -> list[ServerCase]:  # noqa: N802 - a table, built fresh per run
     return [
-        ServerCase("logprobs NaN: evaluate", "nan", evaluate(), impossible_logprobs_unavailable("not finite")),
+        ServerCase(
+            "logprobs NaN: evaluate", "nan", evaluate(), impossible_logprobs_unavailable("not finite")
+        ),
         ServerCase("logprobs +5: evaluate", "plus5", evaluate(), impossible_logprobs_unavailable("above 0")),
-        ServerCase("logprobs inf: evaluate", "inf", evaluate(), impossible_logprobs_unavailable("not finite")),
+        ServerCase(
+            "logprobs inf: evaluate", "inf", evaluate(), impossible_logprobs_unavailable("not finite")
+        ),
         ServerCase("logprobs NaN: calibrate", "nan", then_calibrate, calibrate_without_nan),
-        ServerCase("logprobs NaN: backbones check", "nan", check_backbone("--json"), logprobs_no("not finite")),
+        ServerCase(
+            "logprobs NaN: backbones check", "nan", check_backbone("--json"), logprobs_no("not finite")
+        ),
         ServerCase("logprobs +5: backbones check", "plus5", check_backbone("--json"), logprobs_no("above 0")),
-        ServerCase("logprobs inf: backbones check", "inf", check_backbone("--json"), logprobs_no("not finite")),
+        ServerCase(
+            "logprobs inf: backbones check", "inf", check_backbone("--json"), logprobs_no("not finite")
+        ),
         ServerCase("finish_reason length: evaluate", "length", evaluate(), cut_answers_unparsed),
         ServerCase("finish_reason length: judge", "length", judge("--json"), judge_unparsed("finish_reason")),
         ServerCase("echoed key: backbones check", "echo-key", check_backbone(), echoed_key_redacted),
@@ -312,7 +367,13 @@ def SERVER_CASES() -> list[ServerCase]:  # noqa: N802 - a table, built fresh per
             credentials_never_stored,
             with_credentials,
         ),
-        ServerCase("credentials in --api-base: echoed", "echo-key", check_backbone(), echoed_key_redacted, with_credentials),
+        ServerCase(
+            "credentials in --api-base: echoed",
+            "echo-key",
+            check_backbone(),
+            echoed_key_redacted,
+            with_credentials,
+        ),
         ServerCase("no choices: judge", "no-choices", judge("--json"), judge_unparsed()),
         ServerCase("not JSON: judge", "not-json", judge("--json"), judge_unparsed()),
         ServerCase("no message: judge", "no-message", judge("--json"), judge_unparsed()),
@@ -322,6 +383,16 @@ def SERVER_CASES() -> list[ServerCase]:  # noqa: N802 - a table, built fresh per
         ServerCase("garbage answer: judge", "garbage", judge("--json"), judge_unparsed("unparseable")),
         ServerCase("no choices: backbones check", "no-choices", check_backbone(), one_line(code=3)),
         ServerCase("no choices: evaluate", "no-choices", evaluate(), evaluate_key_redacted),
-        ServerCase("stalls: evaluate --timeout 5", "gated-stall", evaluate("--timeout", "5", n=6), stalled_run_keeps_records),
-        ServerCase("stalls: backbones check --timeout 1", "stall", check_backbone("--timeout", "1"), one_line("did not answer within 1 s", code=3)),
-    ]  # fmt: skip
+        ServerCase(
+            "stalls: evaluate --timeout 5",
+            "gated-stall",
+            evaluate("--timeout", "5", n=6),
+            stalled_run_keeps_records,
+        ),
+        ServerCase(
+            "stalls: backbones check --timeout 1",
+            "stall",
+            check_backbone("--timeout", "1"),
+            one_line("did not answer within 1 s", code=3),
+        ),
+    ]
