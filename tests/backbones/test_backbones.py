@@ -23,8 +23,6 @@ import pytest
 from dspy import lm15
 from dspy.clients.cache import Cache
 
-from cejudge_dspy.backbones import _builders as builders
-from cejudge_dspy.backbones import _spec as backbones
 from cejudge_dspy.backbones import (
     DEFAULT_TIMEOUT_S,
     ServerLM,
@@ -38,6 +36,8 @@ from cejudge_dspy.backbones import (
     resolved_adapter,
     use_backbone,
 )
+from cejudge_dspy.backbones import _builders as builders
+from cejudge_dspy.backbones import _spec as backbones
 from cejudge_dspy.backbones.llamacpp import (
     DEFAULT_PARALLEL,
     DEFAULT_REPEAT_PENALTY,
