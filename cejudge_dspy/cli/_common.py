@@ -8,6 +8,7 @@ Exit codes: 0 success; 1 judged, but some item was not ok (unparsed or error); 2
 from __future__ import annotations
 
 import argparse
+import logging
 import math
 import os
 import sys
@@ -264,7 +265,10 @@ def parse_fields(pairs: Sequence[str] | None, flag: str = "--field") -> dict[str
 
 def run_command(handler: Handler, args: argparse.Namespace) -> int:
     """Run a command: every CEJudgeError (and a backbone failure DSPy wrapped) is one red line on stderr
-    and its exit code; anything else is a bug and keeps its traceback."""
+    and its exit code; anything else is a bug and keeps its traceback. The package's warnings while it
+    runs (a backbone's refusal, quoted) say no secret of the command either (`_RedactingFilter`)."""
+    quiet = _RedactingFilter(args)
+    logging.getLogger("cejudge_dspy").addFilter(quiet)
     try:
         try:
             return handler(args)
@@ -291,6 +295,23 @@ def run_command(handler: Handler, args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("interrupted; results written so far are kept (rerun to resume)", file=sys.stderr)
         return 130
+    finally:
+        logging.getLogger("cejudge_dspy").removeFilter(quiet)
+
+
+class _RedactingFilter(logging.Filter):
+    """Rewrites each warning of the `cejudge_dspy` logger without the command's secrets (`error_message`'s
+    redaction): a backbone's refusal is quoted in them, and a server may echo the key there too."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        super().__init__()
+        self.args = args
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from cejudge_dspy.runs import redact_text
+
+        record.msg, record.args = redact_text(record.getMessage(), command_secrets(self.args)), None
+        return True
 
 
 def command_secrets(args: argparse.Namespace) -> list[str]:
