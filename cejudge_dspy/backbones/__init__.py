@@ -3,7 +3,7 @@ included, served by llama.cpp's own server; or the latency-simulating fake), mad
 Programs never hold an LM."""
 
 from cejudge_dspy.backbones._builders import EXAMPLES, cache_scope, gguf_model_name
-from cejudge_dspy.backbones._errors import explain_backbone_error
+from cejudge_dspy.backbones._errors import backbone_failure, error_line, explain_backbone_error
 from cejudge_dspy.backbones._features import FeatureCheck, check_features
 from cejudge_dspy.backbones._http_scoring import ServerScorer, can_score, text_scorer
 from cejudge_dspy.backbones._local_server import (
@@ -12,8 +12,17 @@ from cejudge_dspy.backbones._local_server import (
     running_servers,
     stop_all,
 )
+from cejudge_dspy.backbones._logprobs import checked_logprob, logprob_problem, logprobs_problem
 from cejudge_dspy.backbones._model_file import resolve_gguf
 from cejudge_dspy.backbones._provider import LLAMA_SERVER
+from cejudge_dspy.backbones._server_lm import (
+    DEFAULT_TIMEOUT_S,
+    TIMEOUT_RANGE,
+    AnswerCutShort,
+    CallTimedOut,
+    EmptyAnswer,
+    ServerLM,
+)
 from cejudge_dspy.backbones._simulated import SimulatedEngine, simulated_backbone
 from cejudge_dspy.backbones._spec import (
     ADAPTERS,
@@ -31,18 +40,29 @@ __all__ = [
     "DEFAULT_REPEAT_PENALTY",
     "DEFAULT_SLOTS",
     "LLAMA_SERVER",
+    "DEFAULT_TIMEOUT_S",
     "EXAMPLES",
+    "TIMEOUT_RANGE",
+    "AnswerCutShort",
+    "CallTimedOut",
+    "EmptyAnswer",
     "FeatureCheck",
+    "ServerLM",
     "ServerScorer",
     "SimulatedEngine",
     "adapter_name",
+    "backbone_failure",
     "cache_scope",
     "can_score",
     "check_backbone",
     "check_features",
+    "checked_logprob",
+    "error_line",
     "explain_backbone_error",
     "gguf_model_name",
     "is_local",
+    "logprob_problem",
+    "logprobs_problem",
     "make_lm",
     "preferred_adapter",
     "resolve_gguf",

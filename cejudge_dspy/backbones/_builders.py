@@ -38,6 +38,7 @@ from cejudge_dspy.backbones._local_server import (
 )
 from cejudge_dspy.backbones._model_file import StatusHook, check_gguf, resolve_gguf
 from cejudge_dspy.backbones._provider import LLAMA_SERVER, is_llama_server, register_llama_server
+from cejudge_dspy.backbones._server_lm import DEFAULT_TIMEOUT_S, ServerLM
 from cejudge_dspy.errors import BackboneError
 
 EXAMPLES = (
@@ -97,11 +98,14 @@ def build_http(
     num_retries: int,
     common: Mapping[str, Any],
     scope: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
 ) -> dspy.LM:
     """A model string (`provider/model`), optionally at `api_base`, scoped in the cache per server.
 
-    `scope`: what names the server in DSPy's cache instead of its address (a local server's model file and
-    settings: its port changes from process to process, its answers do not)."""
+    A `ServerLM` (`_server_lm.py`): an answer cut at the token budget is never read as whole, and no call
+    waits longer than `timeout` seconds. `scope`: what names the server in DSPy's cache instead of its
+    address (a local server's model file and settings: its port changes from process to process, its
+    answers do not)."""
     if not _MODEL_STRING.match(spec):
         raise invalid_spec(spec, "expected 'embedded', 'gguf:PATH' or 'provider/model'")
     if is_llama_server(spec):
@@ -109,7 +113,7 @@ def build_http(
     # DSPy fetches a model-metadata map from GitHub on the first HTTP call (5 s timeout, a warning when
     # offline). The bundled snapshot is enough for a judge; a user's explicit setting still wins.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    kwargs: dict[str, object] = {**common, "num_retries": num_retries}
+    kwargs: dict[str, object] = {**common, "num_retries": num_retries, "timeout": timeout}
     if api_base:
         kwargs["api_base"] = api_base
     if api_key:
@@ -129,13 +133,15 @@ def build_http(
         # It fires once per LM, at construction, so silencing it here silences it for this LM.
         warnings.filterwarnings("ignore", message=_ROLLOUT_WARNING)
         try:
-            lm = dspy.LM(spec, **kwargs)
+            lm = ServerLM(spec, **kwargs)
         except (ValueError, TypeError) as exc:
             raise invalid_spec(spec, str(exc).replace("\n", " ")) from exc
+    lm.timeout_s = timeout
     if api_base:
         # A server the user runs may score a given text (the likelihood tie-breaker and check): asked once,
         # on first use (`_http_scoring.ServerScorer.probe`). A hosted API without api_base is never probed.
-        lm.server_scorer = ServerScorer(api_base, spec.split("/", 1)[1], str(kwargs.get("api_key") or ""))
+        key = str(kwargs.get("api_key") or "")
+        lm.server_scorer = ServerScorer(api_base, spec.split("/", 1)[1], key, timeout)
     return lm
 
 
@@ -149,19 +155,27 @@ class LocalOptions:
     parallel: int | None = None
 
 
-def build_embedded(local: LocalOptions, common: Mapping[str, Any], num_retries: int) -> dspy.LM:
+def build_embedded(
+    local: LocalOptions, common: Mapping[str, Any], num_retries: int, timeout: float = DEFAULT_TIMEOUT_S
+) -> dspy.LM:
     """The packaged model (or the file `CEJUDGE_GGUF` names), assembled on first use, served by llama.cpp."""
-    return _local_lm(resolve_gguf(on_status=local.on_status), local, common, num_retries)
+    return _local_lm(resolve_gguf(on_status=local.on_status), local, common, num_retries, timeout)
 
 
 def build_gguf(
-    path: str | os.PathLike[str], local: LocalOptions, common: Mapping[str, Any], num_retries: int
+    path: str | os.PathLike[str],
+    local: LocalOptions,
+    common: Mapping[str, Any],
+    num_retries: int,
+    timeout: float = DEFAULT_TIMEOUT_S,
 ) -> dspy.LM:
     """A local GGUF file behind llama.cpp's server; BackboneError when it is missing or not a GGUF file."""
-    return _local_lm(check_gguf(Path(path), "path"), local, common, num_retries)
+    return _local_lm(check_gguf(Path(path), "path"), local, common, num_retries, timeout)
 
 
-def _local_lm(path: Path, local: LocalOptions, common: Mapping[str, Any], num_retries: int) -> dspy.LM:
+def _local_lm(
+    path: Path, local: LocalOptions, common: Mapping[str, Any], num_retries: int, timeout: float
+) -> dspy.LM:
     """Start (or reuse) this process's llama.cpp server for the file, and reach it as any user's server is
     reached: `llama-server/<name>` at its address, through `build_http`."""
     name = gguf_model_name(path).split("/", 1)[1]
@@ -182,4 +196,5 @@ def _local_lm(path: Path, local: LocalOptions, common: Mapping[str, Any], num_re
         num_retries=num_retries,
         common=common,
         scope=f"local:{name}{decoding}",
+        timeout=timeout,
     )

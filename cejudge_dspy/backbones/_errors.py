@@ -2,11 +2,31 @@
 
 from __future__ import annotations
 
+import re
 import socket
 
 import dspy
 
 from cejudge_dspy.errors import BackboneError, CEJudgeError
+
+# What a client library puts into its exception's text beside the reason: a whole traceback (litellm's
+# "Traceback (most recent call last): ..."), or its frames and source lines.
+_TRACEBACK = re.compile(r"Traceback \(most recent call last\):.*", re.S)
+_FRAME = re.compile(r'^\s*(File ".*", line \d+|\^+\s*$|~+\^*~*\s*$)')
+MAX_REASON = 500
+
+
+def error_line(error: BaseException | str, limit: int | None = MAX_REASON) -> str:
+    """An error's reason as one line: its text with any traceback a client library wrapped into it dropped,
+    whitespace collapsed, at most `limit` characters; the type's name when nothing is left. Every error
+    line printed and every error record written says its reason this way."""
+    text = str(error)
+    text = _TRACEBACK.sub("", text)
+    lines = [line for line in text.splitlines() if not _FRAME.match(line)]
+    line = " ".join(" ".join(lines).split())
+    if limit is not None and len(line) > limit:
+        line = line[: limit - 1] + "…"
+    return line or (type(error).__name__ if isinstance(error, BaseException) else "")
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -16,6 +36,25 @@ def _chain(exc: BaseException) -> list[BaseException]:
         seen.append(current)
         current = current.__cause__ or current.__context__
     return seen
+
+
+def backbone_failure(exc: BaseException, spec: str, *, api_base: str | None = None) -> BackboneError | None:
+    """The one-line BackboneError a command stops with for a backbone failure: what `explain_backbone_error`
+    recognises, else any other failure of the LM layer (a refused request, a body that is no answer) with
+    its reason (`error_line`); None for anything else (a bug keeps its traceback). A run's items record
+    such failures instead (evaluate's `judge_one`); a single judgment or a check stops with the line."""
+    explained = explain_backbone_error(exc, spec, api_base=api_base)
+    if explained is not None:
+        return explained
+    from dspy.utils import exceptions as dx
+
+    chain = _chain(exc)
+    if any(isinstance(e, CEJudgeError) for e in chain):
+        return None
+    if not any(isinstance(e, (dx.LMError, dspy.lm15.LM15Error)) for e in chain):
+        return None
+    where = f"backbone '{spec}'" + (f" at {api_base}" if api_base else "")
+    return BackboneError(f"{where} failed: {error_line(exc, limit=300)}")
 
 
 def explain_backbone_error(
@@ -50,8 +89,10 @@ def explain_backbone_error(
     if has(socket.gaierror) or "name or service not known" in text or "nodename nor servname" in text:
         return BackboneError(f"{where} cannot be reached: unknown host; check the host name in --api-base")
     if has(dx.LMTimeoutError, dspy.lm15.TimeoutError, TimeoutError) or "timed out" in text:
+        limit = next((f" within {t:g} s" for e in chain if (t := getattr(e, "seconds", None))), "")
         return BackboneError(
-            f"{where} did not answer in time; check that the server is up and not overloaded"
+            f"{where} did not answer{limit or ' in time'}; check that the server is up and not overloaded "
+            "(--timeout sets how long a call may take)"
         )
     if has(dx.LMNotConfiguredError):
         env_keys = next((list(k) for e in chain if (k := getattr(e, "env_keys", None))), [])
@@ -69,5 +110,5 @@ def explain_backbone_error(
         reason = next(
             str(e) for e in chain if isinstance(e, (dx.LMTransportError, dspy.lm15.TransportError, OSError))
         )
-        return BackboneError(f"{where} cannot be reached: {' '.join(reason.split())}")
+        return BackboneError(f"{where} cannot be reached: {error_line(reason)}")
     return None

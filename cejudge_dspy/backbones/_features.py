@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from cejudge_dspy.backbones._http_scoring import text_scorer
+from cejudge_dspy.backbones._logprobs import logprobs_problem
+from cejudge_dspy.backbones._server_lm import AnswerCutShort
 
 QUESTION = "Is Paris the capital of France? Answer with one word: yes or no."
 TOP = 5
@@ -41,6 +43,8 @@ def check_features(lm: Any) -> list[FeatureCheck]:
 def _logprobs(lm: Any) -> FeatureCheck:
     try:
         outputs = lm(QUESTION, logprobs=True, top_logprobs=TOP, max_tokens=4)
+    except AnswerCutShort as exc:  # four tokens may not end the answer; its log probabilities still count
+        outputs = exc.outputs
     except Exception as exc:
         if "logprob" not in str(exc).lower():
             raise
@@ -53,6 +57,8 @@ def _logprobs(lm: Any) -> FeatureCheck:
     alternatives = [len(_get(entry, "top_logprobs") or []) for entry in content]
     if not content:
         return FeatureCheck("logprobs", False, "answered without token log probabilities")
+    if why := logprobs_problem(logprobs):  # NaN, infinite or above 0: the judges read none of them
+        return FeatureCheck("logprobs", False, f"impossible values: {why}")
     if not any(alternatives):
         return FeatureCheck("logprobs", False, f"{len(content)} tokens, but no alternatives (top_logprobs)")
     return FeatureCheck(

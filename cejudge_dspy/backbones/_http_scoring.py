@@ -47,6 +47,7 @@ from typing import Any
 
 import httpx
 
+from cejudge_dspy.backbones._logprobs import checked_logprob
 from cejudge_dspy.errors import BackboneError
 
 # Forced once by the probe: no model writes it on its own, so getting it back verbatim means the server
@@ -122,7 +123,9 @@ def end_of_turn_logprob(alternatives: Sequence[Mapping[str, Any]]) -> float:
       after it. The end of turn (taken as the first, the likeliest) is then at most the entry before it and
       at most what the others leave of the probability mass; at least the entry after it."""
     entries = [
-        (str(a.get("token")), float(a["logprob"])) for a in alternatives if a.get("logprob") is not None
+        (str(a.get("token")), checked_logprob(a["logprob"], "an alternative after the answer"))
+        for a in alternatives
+        if a.get("logprob") is not None
     ]
     if not entries:
         raise ValueError("the server reported no alternatives after the answer (top_logprobs)")
@@ -180,7 +183,11 @@ class ServerScorer:
                 f"finish reason {choice.get('finish_reason')!r}, {len(content)} token log probabilities "
                 f"for {len(ids)} tokens and the end of the turn)"
             )
-        own = [float(entry["logprob"]) for entry in content[:-1]]
+        # An impossible value (NaN, infinite, above 0) is a ValueError: this answer cannot be scored.
+        own = [
+            checked_logprob(entry.get("logprob"), f"the answer's token {entry.get('token')!r}")
+            for entry in content[:-1]
+        ]
         return [*own, end_of_turn_logprob(content[-1].get("top_logprobs") or [])]
 
     def request(

@@ -31,6 +31,7 @@ from cejudge_dspy.backbones._builders import (
 from cejudge_dspy.backbones._local_server import DEFAULT_N_CTX, DEFAULT_REPEAT_PENALTY, xllamacpp_missing
 from cejudge_dspy.backbones._model_file import StatusHook
 from cejudge_dspy.backbones._provider import is_llama_server
+from cejudge_dspy.backbones._server_lm import DEFAULT_TIMEOUT_S, check_timeout
 from cejudge_dspy.errors import BackboneError
 
 MAX_PARALLEL = 12  # a local server's slots: past 4 the measured 2 cores were full; 12 leaves room for more
@@ -62,6 +63,7 @@ def make_lm(
     parallel: int | None = None,
     require_logprobs: bool = False,
     adapter: str = "auto",
+    timeout: float = DEFAULT_TIMEOUT_S,
 ) -> dspy.LM:
     """Build the `dspy.LM` for a backbone spec. A local model (embedded, gguf:PATH) starts this process's
     llama.cpp server for it on first use (seconds: the model loads), kept until the process exits.
@@ -74,16 +76,25 @@ def make_lm(
     `adapter`: auto, chat or json, the prompt format `use_backbone` makes current with the LM
     (`preferred_adapter`); a `dspy.LM` holds no adapter, so here it is only checked, which lets one dict
     of backbone options serve `make_lm`, `check_backbone` and `use_backbone` alike.
+    `timeout`: seconds an HTTP backbone's call may take, retries included (`_server_lm.py`), from 1 to 3600.
     """
     if not isinstance(spec, str) or not spec.strip():
         raise invalid_spec(spec, "it is empty")
     spec = spec.strip()
     _check_options(spec, temperature, seed, max_tokens, repeat_penalty, parallel, adapter)
+    try:
+        timeout = check_timeout(timeout)
+    except ValueError as exc:
+        raise BackboneError(str(exc)) from None
     common = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed, "cache": cache}
     if spec == "simulated" or spec.startswith("simulated:"):
+        if api_key:  # it would be ignored: the simulated backbone sends nothing anywhere
+            raise BackboneError(f"--api-key applies to HTTP backbones only, not to '{spec}'; drop it")
         return _required(build_simulated(spec, api_base=api_base, common=common), require_logprobs)
     if not is_local(spec):
-        lm = build_http(spec, api_base=api_base, api_key=api_key, num_retries=num_retries, common=common)
+        lm = build_http(
+            spec, api_base=api_base, api_key=api_key, num_retries=num_retries, common=common, timeout=timeout
+        )
         return _required(lm, require_logprobs)
     _check_local(spec, api_base)
     local = LocalOptions(
@@ -93,9 +104,9 @@ def make_lm(
         parallel=parallel,
     )
     if spec == "embedded":
-        lm = build_embedded(local, common, num_retries)
+        lm = build_embedded(local, common, num_retries, timeout)
     else:
-        lm = build_gguf(spec[5:].strip(), local, common, num_retries)
+        lm = build_gguf(spec[5:].strip(), local, common, num_retries, timeout)
     return _required(lm, require_logprobs)
 
 

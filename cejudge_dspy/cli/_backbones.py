@@ -10,10 +10,11 @@ reads from the environment (OPENAI_API_KEY for `openai/` models).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from typing import Any
 
-from cejudge_dspy.cli._common import add_backbone_args, backbone_options
+from cejudge_dspy.cli._common import add_backbone_args, backbone_options, command_secrets
 from cejudge_dspy.errors import BackboneError
 
 # What a judge does with each feature and without it: the table's last column.
@@ -38,24 +39,30 @@ def add_parsers(sub: Any) -> None:
 def run_check(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from cejudge_dspy.backbones import check_features, explain_backbone_error, make_lm
+    from cejudge_dspy.backbones import backbone_failure, check_features, error_line, make_lm
     from cejudge_dspy.cli.display import console
+    from cejudge_dspy.runs import public_url, redact_text
 
-    options = backbone_options(args) | {"cache": False}  # a check must reach the backbone itself
+    # A check must reach the backbone itself, and asks once: no retries, each bounded by --timeout.
+    options = backbone_options(args) | {"cache": False, "num_retries": 0}
     lm = make_lm(args.lm, **options)
     try:
         checks = check_features(lm)
     except BackboneError:
         raise
-    except Exception as exc:  # unreachable, a rejected key, an unknown model: one line
-        explained = explain_backbone_error(exc, args.lm, api_base=args.api_base)
-        why = " ".join(str(exc).split())[:200]
+    except Exception as exc:  # unreachable, a rejected key, an unknown model, no answer: one line
+        explained = backbone_failure(exc, args.lm, api_base=args.api_base)
+        why = error_line(exc, limit=200)
         raise (explained or BackboneError(f"backbone '{args.lm}' failed: {why}")) from exc
+    # What the server said goes into the evidence: no secret of the command in it (runs._redact).
+    secrets = command_secrets(args)
+    checks = [dataclasses.replace(c, detail=redact_text(c.detail, secrets)) for c in checks]
     out = console()
+    where = public_url(args.api_base)  # never its credentials
     if args.json:
-        out.print_json(json.dumps({"lm": args.lm, "api_base": args.api_base} | _as_dict(checks)))
+        out.print_json(json.dumps({"lm": args.lm, "api_base": where} | _as_dict(checks)))
         return 0
-    table = Table(title=f"{args.lm}" + (f" at {args.api_base}" if args.api_base else ""))
+    table = Table(title=f"{args.lm}" + (f" at {where}" if where else ""))
     for column in ("feature", "available", "evidence", "what the judges do"):
         table.add_column(column, overflow="fold")
     for check in checks:

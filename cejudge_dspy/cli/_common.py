@@ -8,6 +8,7 @@ Exit codes: 0 success; 1 judged, but some item was not ok (unparsed or error); 2
 from __future__ import annotations
 
 import argparse
+import logging
 import math
 import os
 import sys
@@ -74,7 +75,11 @@ SEED = Bound("--seed", "a random seed", 0, 2**32 - 1)
 MAX_TOKENS = Bound("--max-tokens", "tokens", 1)
 # Its range is the backbone's own (backbones.check_backbone: above 0); here only a finite number.
 REPEAT_PENALTY = Bound("--repeat-penalty", "a repeat penalty")
-BACKBONE_BOUNDS = (TEMPERATURE, SEED, MAX_TOKENS, REPEAT_PENALTY)
+# Seconds one call to an HTTP backbone may take, retries included (backbones.TIMEOUT_RANGE says the same):
+# a server that accepts a request and never answers ends the run in this time, not in the client's 600 s.
+TIMEOUT = Bound("--timeout", "seconds", 1, 3600)
+DEFAULT_TIMEOUT = 120  # backbones.DEFAULT_TIMEOUT_S
+BACKBONE_BOUNDS = (TEMPERATURE, SEED, MAX_TOKENS, REPEAT_PENALTY, TIMEOUT)
 # Resamples a bootstrap interval may draw: each draws one index per item, all held at once, so a larger
 # count costs memory in proportion and hangs a command asked for 10^8.
 MAX_BOOTSTRAP = 10_000
@@ -113,6 +118,13 @@ def add_backbone_args(p: argparse.ArgumentParser) -> None:
         "(default): json for llama.cpp's server (local GGUF models, llama-server/NAME), chat for other "
         "backbones. json suits a small model behind "
         "a server that does not follow the chat markers",
+    )
+    g.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        help=f"HTTP backbones: seconds one call may take, retries included, {TIMEOUT.describe()} (default "
+        f"{DEFAULT_TIMEOUT}); a server that stops answering ends the run with one line, its records kept",
     )
     g.add_argument("--no-cache", action="store_true", help="do not read or write DSPy's response cache")
     g.add_argument(
@@ -189,6 +201,7 @@ def backbone_options(args: argparse.Namespace) -> dict[str, Any]:
         "max_tokens": args.max_tokens,
         "cache": not args.no_cache,
         "adapter": adapter_choice(args),
+        "timeout": float(getattr(args, "timeout", None) or DEFAULT_TIMEOUT),
         **({"require_logprobs": True} if getattr(args, "require_logprobs", False) else {}),
         # Passed only when set: HTTP backbones refuse a sampler setting they do not have.
         **({"repeat_penalty": rp} if (rp := repeat_penalty(args)) != DEFAULT_REPEAT_PENALTY else {}),
@@ -247,20 +260,22 @@ def parse_fields(pairs: Sequence[str] | None, flag: str = "--field") -> dict[str
 
 def run_command(handler: Handler, args: argparse.Namespace) -> int:
     """Run a command: every CEJudgeError (and a backbone failure DSPy wrapped) is one red line on stderr
-    and its exit code; anything else is a bug and keeps its traceback."""
+    and its exit code; anything else is a bug and keeps its traceback. The package's warnings while it
+    runs (a backbone's refusal, quoted) say no secret of the command either (`_RedactingFilter`)."""
+    quiet = _RedactingFilter(args)
+    logging.getLogger("cejudge_dspy").addFilter(quiet)
     try:
         try:
             return handler(args)
         except CEJudgeError:
             raise
         except Exception as exc:
-            # DSPy wraps backbone failures (refused connection, bad key, model load) in its own errors.
-            from cejudge_dspy.backbones import explain_backbone_error
+            # DSPy wraps backbone failures (refused connection, bad key, model load, a body that is no
+            # answer) in its own errors: one line for each, never a traceback.
+            from cejudge_dspy.backbones import backbone_failure
 
             lm = getattr(args, "lm", None)
-            explained = (
-                explain_backbone_error(exc, lm, api_base=getattr(args, "api_base", None)) if lm else None
-            )
+            explained = backbone_failure(exc, lm, api_base=getattr(args, "api_base", None)) if lm else None
             if explained is None:
                 raise
             raise explained from exc
@@ -269,8 +284,46 @@ def run_command(handler: Handler, args: argparse.Namespace) -> int:
 
         from cejudge_dspy.cli.display import console
 
-        console(stderr=True).print(Text.assemble(("error: ", "bold red"), str(exc)), soft_wrap=True)
+        line = error_message(exc, args)
+        console(stderr=True).print(Text.assemble(("error: ", "bold red"), line), soft_wrap=True)
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted; results written so far are kept (rerun to resume)", file=sys.stderr)
         return 130
+    finally:
+        logging.getLogger("cejudge_dspy").removeFilter(quiet)
+
+
+class _RedactingFilter(logging.Filter):
+    """Rewrites each warning of the `cejudge_dspy` logger without the command's secrets (`error_message`'s
+    redaction): a backbone's refusal is quoted in them, and a server may echo the key there too."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        super().__init__()
+        self.args = args
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from cejudge_dspy.runs import redact_text
+
+        record.msg, record.args = redact_text(record.getMessage(), command_secrets(self.args)), None
+        return True
+
+
+def command_secrets(args: argparse.Namespace) -> list[str]:
+    """The secrets a command was given: --api-key, OPENAI_API_KEY (what an `openai/` backbone sends without
+    one), the credentials in --api-base and --reflection-api-base."""
+    from cejudge_dspy.runs import secrets_of
+
+    keys = [getattr(args, "api_key", None), os.environ.get("OPENAI_API_KEY")]
+    bases = [getattr(args, "api_base", None), getattr(args, "reflection_api_base", None)]
+    return secrets_of(keys, bases)
+
+
+def error_message(exc: BaseException, args: argparse.Namespace) -> str:
+    """An error as the one line the CLI prints: its reason without a wrapped traceback
+    (`backbones.error_line`), and no secret of the command in it, nor any labelled credential or URL
+    credentials a server echoed (`runs.redact_text`, the redaction every record gets)."""
+    from cejudge_dspy.backbones import error_line
+    from cejudge_dspy.runs import redact_text
+
+    return redact_text(error_line(exc, limit=None), command_secrets(args))

@@ -11,7 +11,6 @@ and renamed into place, so a failed merge leaves no half-written output.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from contextlib import ExitStack
@@ -32,6 +31,7 @@ from cejudge_dspy.runs import (
     lock,
     read_run,
     remove_tree,
+    strict_json,
     write_json_atomic,
 )
 from cejudge_dspy.tasks import load_task
@@ -199,7 +199,7 @@ def _write_new_run(out: Path, config: dict[str, Any], records: list[Record], sum
         tmp.mkdir()
         with (tmp / RESULTS).open("w", encoding="utf-8") as fh:
             for r in records:
-                fh.write(json.dumps(r.to_dict(), ensure_ascii=False) + "\n")
+                fh.write(strict_json(r.to_dict()) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
         write_json_atomic(tmp / RUN, config)

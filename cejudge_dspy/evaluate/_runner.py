@@ -17,11 +17,12 @@ from typing import Any
 
 import dspy
 
+from cejudge_dspy.backbones import error_line
 from cejudge_dspy.data import Item
 from cejudge_dspy.errors import BackboneError, InputError
 from cejudge_dspy.judges import backbone_features, judging_run  # judging_run: issue 14
 from cejudge_dspy.judges.verdicts import JudgeResult
-from cejudge_dspy.runs import Record, RecordWriter, RunWriteError, append_record, redact
+from cejudge_dspy.runs import Record, RecordWriter, RunWriteError, append_record, redact, secrets_of
 
 
 @dataclass
@@ -61,7 +62,7 @@ async def judge_one(item: Item, program: Any, *, task: str, method: str) -> Reco
         explained = _explain(exc)
         if isinstance(explained, BackboneError):
             raise explained from exc
-        record = Record(item.id, task, method, "error", item, None, error=str(explained))
+        record = Record(item.id, task, method, "error", item, None, error=error_line(explained))
     record.seconds = round(time.monotonic() - start, 3)
     # What this item's calls could use, and the adapter they were asked through.
     record.features = backbone_features(dspy.settings.lm, dspy.settings.adapter)
@@ -136,12 +137,12 @@ def _explain(exc: Exception) -> Exception:
 
 
 def _secrets() -> list[str]:
-    """The current backbone's API key, and a panel's members' (judges.panel.panel_lms): never stored in a
-    record, whatever a server echoes back."""
+    """The current backbone's API key and the credentials in its server's URL, and a panel's members'
+    (judges.panel.panel_lms): never stored in a record, whatever a server echoes back."""
     from cejudge_dspy.judges.panel import panel_lms
 
-    keys = [(getattr(lm, "kwargs", None) or {}).get("api_key") for lm in [dspy.settings.lm, *panel_lms()]]
-    return list(dict.fromkeys(k for k in keys if isinstance(k, str)))
+    kwargs = [getattr(lm, "kwargs", None) or {} for lm in [dspy.settings.lm, *panel_lms()]]
+    return secrets_of([k.get("api_key") for k in kwargs], [k.get("api_base") for k in kwargs])
 
 
 def _count(progress: RunProgress, record: Record) -> None:

@@ -24,7 +24,7 @@ from cejudge_dspy.data import Item
 from cejudge_dspy.errors import CEJudgeError
 from cejudge_dspy.evaluate._runner import judge_one
 from cejudge_dspy.judges import memo_adapter, prompt_fingerprint, run_program, run_program_identity
-from cejudge_dspy.runs import Record
+from cejudge_dspy.runs import Record, secrets_of
 from cejudge_dspy.tasks import load_task
 
 
@@ -53,8 +53,7 @@ class RunRecipe:
 
     @property
     def secrets(self) -> list[str]:
-        key = self.lm_options.get("api_key")
-        return [key] if isinstance(key, str) and key else []
+        return secrets_of([self.lm_options.get("api_key")], [self.lm_options.get("api_base")])
 
 
 def where() -> str:

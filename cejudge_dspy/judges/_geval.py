@@ -181,7 +181,8 @@ def geval_probabilities(rows: dict[str, dict[str, Any]], n_dimensions: int) -> P
     its argmax level there (as a pointwise judge keeps its argmax score), and `reason` names it."""
     statuses = {row["probabilities"] for row in rows.values()}
     if statuses == {"unavailable"}:
-        return Probabilities(status="unavailable", reason=UNAVAILABLE)
+        reasons = {str(row["reason"] or UNAVAILABLE) for row in rows.values()}
+        return Probabilities(status="unavailable", reason=min(reasons, key=lambda w: (w == UNAVAILABLE, w)))
     if "ok" not in statuses:
         why = "; ".join(f"{name}: {row['reason']}" for name, row in rows.items())
         return Probabilities(status="not_located", reason=why)

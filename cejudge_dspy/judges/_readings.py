@@ -23,6 +23,7 @@ from cejudge_dspy.judges._once import FirstTime
 from cejudge_dspy.judges.verdicts import (
     DECISIONS,
     DEFAULT_TIE_BAND,
+    IMPOSSIBLE,
     TOP_LOGPROBS,
     UNAVAILABLE,
     Decision,
@@ -32,6 +33,7 @@ from cejudge_dspy.judges.verdicts import (
     confidence,
     debiased_preference,
     expected_score,
+    is_unavailable,
     read_field,
     tokens_from_logprobs,
     verdict_from_preference,
@@ -41,6 +43,7 @@ logger = logging.getLogger("cejudge_dspy")
 _refuses: weakref.WeakSet[Any] = weakref.WeakSet()  # the option itself fails: stop asking
 _gave: weakref.WeakSet[Any] = weakref.WeakSet()  # answered with probabilities at least once
 _first_notice = FirstTime()  # told the user it gives none
+_impossible_notice = FirstTime()  # told the user it gave impossible ones
 _lock = threading.Lock()
 
 
@@ -85,8 +88,19 @@ def mark_unavailable(lm: Any, why: str, *, refused: bool = False) -> None:
 
 
 def tokens_of(lm: Any, pred: dspy.Prediction) -> list[TokenChoice] | None:
-    """The generated tokens with their alternatives, or None when the backbone gave none (said once)."""
-    tokens = tokens_from_logprobs(getattr(pred, "logprobs", None))
+    """The generated tokens with their alternatives, or None when the backbone gave none (said once) or gave
+    impossible ones: then `pred.tokens_why` says which (IMPOSSIBLE, said once per backbone too), and every
+    reading of this answer is unavailable with that reason (`unavailable_reason`)."""
+    try:
+        tokens = tokens_from_logprobs(getattr(pred, "logprobs", None))
+    except ValueError as exc:
+        pred.tokens_why = f"{IMPOSSIBLE} ({exc})"
+        if _impossible_notice(lm):
+            name = getattr(lm, "model", type(lm).__name__)
+            logger.warning(
+                "backbone %s %s: such answers are read by their argmax answer", name, pred.tokens_why
+            )
+        return None
     if tokens and any(t.top for t in tokens):
         with _lock:
             _gave.add(lm)
@@ -110,6 +124,11 @@ def check_tie_band(tie_band: float) -> float:
     return float(tie_band)
 
 
+def unavailable_reason(pred: Any) -> str:
+    """Why a judgment's prediction has no tokens to read: UNAVAILABLE, or the impossible value it had."""
+    return str(getattr(pred, "tokens_why", None) or UNAVAILABLE)
+
+
 # --- records --------------------------------------------------------------------------------------
 
 
@@ -117,7 +136,7 @@ def order_reading(pred: dspy.Prediction) -> tuple[float | None, str | None]:
     """(P(the response shown first is better), why not) from a verdict stage's prediction."""
     tokens = getattr(pred, "tokens", None)
     if tokens is None:
-        return None, UNAVAILABLE
+        return None, unavailable_reason(pred)
     reading = read_field(tokens, None, "verdict", ("A", "B"))
     if not reading.ok:
         return None, reading.reason
@@ -129,8 +148,10 @@ def pairwise_probabilities(
 ) -> Probabilities:
     """p(A) averaged over the orders (the swapped one mapped back), its verdict and confidence."""
     missing = [o for o in orders if o.p_first is None]
-    if not orders or any(o.probability_error == UNAVAILABLE for o in orders):
+    if not orders:
         return Probabilities(status="unavailable", reason=UNAVAILABLE)
+    if gone := [o.probability_error for o in orders if is_unavailable(o.probability_error)]:
+        return Probabilities(status="unavailable", reason=gone[0])
     if missing:
         reason = "; ".join(f"order {o.order}: {o.probability_error}" for o in missing)
         return Probabilities(status="not_located", reason=reason)
@@ -155,7 +176,7 @@ def score_probabilities(pred: dspy.Prediction, levels: Sequence[int]) -> Probabi
     """The distribution over the scale's levels at the score token, and the expected score."""
     tokens = getattr(pred, "tokens", None)
     if tokens is None:
-        return Probabilities(status="unavailable", reason=UNAVAILABLE)
+        return Probabilities(status="unavailable", reason=unavailable_reason(pred))
     reading = read_field(tokens, None, "score", [str(level) for level in levels])
     if not reading.ok:
         return Probabilities(status="not_located", reason=reading.reason)

@@ -2,10 +2,11 @@
 DSPy's types cannot express.
 
 A stage call either returns a checked `dspy.Prediction` or raises `StageFailure` with the reason;
-the judges turn a failure into an explicit unparsed outcome. A malformed output is retried once
-through the other adapter (ChatAdapter already falls back to JSONAdapter on a parse error, so a
-parse error under ChatAdapter is final; a failed check, or a failure under any other adapter, gets
-one more try through the other one).
+the judges turn a failure into an explicit unparsed outcome. An answer the backbone cut at the token
+budget (`backbones.AnswerCutShort`, finish_reason "length") is such a failure, whatever it would parse
+as. A malformed output is retried once through the other adapter (ChatAdapter already falls back to
+JSONAdapter on a parse error, so a parse error under ChatAdapter is final; a failed check, or a failure
+under any other adapter, gets one more try through the other one).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, Literal
 import dspy
 from dspy.utils.exceptions import AdapterParseError
 
+from cejudge_dspy.backbones import AnswerCutShort, error_line
 from cejudge_dspy.errors import BackboneError
 from cejudge_dspy.judges._formatting import MEMO_ADAPTERS, memo_adapter
 from cejudge_dspy.judges._readings import (
@@ -80,7 +82,14 @@ class Stage(dspy.Module):
             try:
                 with dspy.context(adapter=adapter) if adapter else nullcontext():
                     pred = await self._call(name, lm, inputs)
+                if missing := [f for f in self.signature.output_fields if f not in pred]:
+                    # An LM that returned no answer (an empty list) gives a prediction without fields.
+                    raise ValueError(f"no {', '.join(missing)} in the output")
                 return self.check(pred, inputs)
+            except AnswerCutShort as exc:
+                # Cut at the token budget: not a whole answer, whatever it parses as; another adapter at
+                # the same budget would be cut again, so no retry.
+                raise StageFailure(name, f"incomplete output ({exc})", exc.text) from None
             except AdapterParseError as exc:
                 reason, raw = f"unparseable output ({_first_line(exc)})", exc.lm_response
                 # ChatAdapter with its JSON fallback has already tried a second adapter.
@@ -111,7 +120,7 @@ class Stage(dspy.Module):
         except Exception as exc:
             if not refuses_logprobs(exc):
                 raise
-            mark_unavailable(lm, " ".join(str(exc).split())[:160], refused=True)
+            mark_unavailable(lm, error_line(exc, limit=160), refused=True)
             pred = await record_call(name, self.predict.acall(**inputs, **budget), label, lm=lm)
             pred.tokens = None
             return pred

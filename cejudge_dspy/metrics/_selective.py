@@ -84,9 +84,12 @@ def _margin(record: Record) -> float | None:
     if probs is None or not probs.ok:
         p_a = _share(_panel(record).get("mean_p_a")) if result.mode == "pairwise" else None
         return abs(p_a - 0.5) if p_a is not None else None
+    # A NaN p(A) (a run from before log probabilities were checked, or a hand-edited one) is no confidence.
     if result.mode == "pairwise":
-        return abs(probs.p_a - 0.5) if probs.p_a is not None else None
-    return max(probs.distribution.values()) if probs.distribution else None
+        p_a = _share(probs.p_a)
+        return abs(p_a - 0.5) if p_a is not None else None
+    top = [_share(v) for v in (probs.distribution or {}).values()]
+    return max(top) if top and None not in top else None
 
 
 def item_confidence(record: Record, source: Confidence) -> float | None:

@@ -4,6 +4,7 @@ results.jsonl), the run identity in run.json, durable appends and atomic writes,
 from cejudge_dspy.runs._dir import RESULTS, RUN, SUMMARY, read_identity, remove_tree
 from cejudge_dspy.runs._files import RunWriteError, append_record, write_json_atomic
 from cejudge_dspy.runs._identity import IDENTITY_KEYS, identity_changes, identity_diff
+from cejudge_dspy.runs._json import strict_json
 from cejudge_dspy.runs._lock import lock
 from cejudge_dspy.runs._nofollow import UnsafeFileError, write_file_atomic
 from cejudge_dspy.runs._record import (
@@ -19,7 +20,7 @@ from cejudge_dspy.runs._record import (
     run_timing,
     write_summary,
 )
-from cejudge_dspy.runs._redact import redact
+from cejudge_dspy.runs._redact import public_url, public_urls, redact, redact_text, secrets_of
 from cejudge_dspy.runs._writer import RecordWriter
 
 __all__ = [
@@ -44,9 +45,14 @@ __all__ = [
     "read_records",
     "read_run",
     "read_timing",
+    "public_url",
+    "public_urls",
     "redact",
+    "redact_text",
     "remove_tree",
     "run_timing",
+    "secrets_of",
+    "strict_json",
     "write_file_atomic",
     "write_json_atomic",
     "write_summary",

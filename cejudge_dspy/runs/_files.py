@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from cejudge_dspy.errors import CEJudgeError
+from cejudge_dspy.runs._json import strict_json
 from cejudge_dspy.runs._nofollow import UnsafeFileError, open_nofollow, write_file_atomic
+from cejudge_dspy.runs._redact import public_urls
 
 
 class RunWriteError(CEJudgeError):
@@ -77,7 +79,7 @@ def append_record(path: Path, record: dict[str, Any]) -> None:
 def append_records(path: Path, records: Sequence[dict[str, Any]]) -> None:
     """Append records, one line each, in one write and one fsync; on failure leave the file as it was
     (none of them written) and raise one line."""
-    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
+    data = "".join(strict_json(r) + "\n" for r in records).encode("utf-8")  # strict JSON (_json.py)
     try:  # a symlink is refused, not followed (_nofollow.py); the runner stops on a RunWriteError
         fd = open_nofollow(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     except UnsafeFileError as exc:
@@ -104,6 +106,7 @@ def append_records(path: Path, records: Sequence[dict[str, Any]]) -> None:
 
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
     try:  # through a fresh temporary file and a rename; a symlink at `path` is refused (_nofollow.py)
-        write_file_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        # strict JSON (_json.py), and no server address with its credentials (_redact.py)
+        write_file_atomic(path, strict_json(public_urls(data), indent=2) + "\n")
     except OSError as exc:
         raise RunWriteError(f"cannot write {path} ({exc.strerror or exc}); free space and rerun") from None

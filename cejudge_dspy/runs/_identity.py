@@ -14,6 +14,7 @@ from typing import Any
 from cejudge_dspy.backbones import is_local
 from cejudge_dspy.errors import CEJudgeError
 from cejudge_dspy.judges import JudgeOptions
+from cejudge_dspy.runs._redact import public_urls
 from cejudge_dspy.tasks import TaskSpec, load_task
 
 IDENTITY_FORMAT = 2
@@ -140,11 +141,13 @@ def _checked(identity: dict[str, Any], flag: str) -> bool:
 
 
 def identity_value(identity: dict[str, Any], key: str) -> Any:
-    """A setting of a run, with what a run.json from before the setting existed was judged with."""
+    """A setting of a run, with what a run.json from before the setting existed was judged with. Server
+    addresses are compared as run.json keeps them, without credentials (`public_urls`): a changed password
+    judges the same records."""
     if key == "panel" and isinstance(identity.get(key), list):
-        return [MEMBER_LATER_KEYS | m if isinstance(m, dict) else m for m in identity[key]]
+        return [public_urls(MEMBER_LATER_KEYS | m) if isinstance(m, dict) else m for m in identity[key]]
     if key in identity:
-        return identity[key]
+        return public_urls({key: identity[key]})[key]
     later = LATER_KEYS.get(key)
     return later(identity) if callable(later) else later
 

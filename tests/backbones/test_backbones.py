@@ -20,11 +20,9 @@ import dspy
 import pytest
 from dspy.clients.cache import Cache
 
-from cejudge_dspy.backbones import _builders as builders
-from cejudge_dspy.backbones import _model_file as embedded
-from cejudge_dspy.backbones import _spec as backbones
-from cejudge_dspy.backbones import _spec as backbones_spec
 from cejudge_dspy.backbones import (
+    DEFAULT_TIMEOUT_S,
+    ServerLM,
     adapter_name,
     cache_scope,
     check_backbone,
@@ -35,6 +33,10 @@ from cejudge_dspy.backbones import (
     resolved_adapter,
     use_backbone,
 )
+from cejudge_dspy.backbones import _builders as builders
+from cejudge_dspy.backbones import _model_file as embedded
+from cejudge_dspy.backbones import _spec as backbones
+from cejudge_dspy.backbones import _spec as backbones_spec
 from cejudge_dspy.backbones._local_server import DEFAULT_REPEAT_PENALTY, DEFAULT_SLOTS, ServerConfig
 from cejudge_dspy.backbones._model_file import resolve_gguf
 from cejudge_dspy.errors import BackboneError
@@ -156,7 +158,9 @@ def test_the_http_builder_scopes_the_cache_per_server_and_fills_a_placeholder_ke
         "api_key": builders.PLACEHOLDER_API_KEY,
         "extra_body": {"max_tokens": 50},  # the budget a server reads (litellm sends max_completion_tokens)
         "rollout_id": cache_scope(api_base),
+        "timeout": DEFAULT_TIMEOUT_S,  # each attempt's, for DSPy's client (_server_lm.py)
     }
+    assert isinstance(lm, ServerLM) and lm.timeout_s == DEFAULT_TIMEOUT_S
     # A given key wins; no server, no scope; no cache, no scope either.
     mine = builders.build_http("openai/m", api_base=None, api_key="sk-mine", num_retries=0, common=COMMON)
     assert mine.kwargs["api_key"] == "sk-mine" and not {"api_base", "rollout_id"} & set(mine.kwargs)
@@ -229,13 +233,15 @@ def test_make_lm_hands_each_kind_to_its_builder_with_every_option(monkeypatch: p
     hook = print
     assert make_lm(" gguf: /m.gguf ", n_ctx=2048, on_status=hook, parallel=1) == "gguf"
     local = builders.LocalOptions(on_status=hook, n_ctx=2048, parallel=1)
-    assert calls.pop() == ("gguf", ("/m.gguf", local, common, 3), {})
+    assert calls.pop() == ("gguf", ("/m.gguf", local, common, 3, 120.0), {})
     assert make_lm("embedded", repeat_penalty=1.2, num_retries=1) == "embedded"
     local = builders.LocalOptions(repeat_penalty=1.2)
-    assert calls.pop() == ("embedded", (local, common, 1), {})
+    assert calls.pop() == ("embedded", (local, common, 1, 120.0), {})
     assert make_lm("hosted_vllm/m", api_key="k", num_retries=1, cache=False) == "http"
     http = {"api_base": None, "api_key": "k", "num_retries": 1, "common": {**common, "cache": False}}
-    assert calls.pop() == ("http", ("hosted_vllm/m",), http)
+    assert calls.pop() == ("http", ("hosted_vllm/m",), {**http, "timeout": 120.0})
+    assert make_lm("hosted_vllm/m", api_key="k", num_retries=1, cache=False, timeout=7) == "http"
+    assert calls.pop() == ("http", ("hosted_vllm/m",), {**http, "timeout": 7.0})
     assert make_lm("simulated", seed=1) == "simulated"
     assert calls.pop() == ("simulated", ("simulated",), {"api_base": None, "common": {**common, "seed": 1}})
 

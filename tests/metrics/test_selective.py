@@ -249,3 +249,21 @@ def test_a_panels_record_gives_its_agreement_and_its_members_mean_p_a() -> None:
     # By agreement alone m2 and m3 tie (2/3): they are kept or dropped together.
     curve = risk_coverage(records, "pairwise", "agreement", steps=3)["curve"]
     assert [row["n"] for row in curve] == [1, 3]
+
+
+def test_a_nan_p_a_from_an_old_run_is_no_confidence_and_calibrate_never_says_nan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #49: a run written before log probabilities were checked holds `"p_a": NaN` (bare, as Python's
+    json wrote it); such a record has no confidence, and calibrate never prints "abstain below nan"."""
+    monkeypatch.setenv("COLUMNS", "300")
+    records = [*known(), pair("k6", "A", float("nan")), pair("k7", "B", float("nan"))]
+    assert item_confidence(records[-1], "margin") is None
+    run = write_run(tmp_path / "old", {"task": "chat", "method": "direct", "lm": "fake"}, records)
+    assert "NaN" in (run / "results.jsonl").read_text()  # what the old writer left behind
+    assert main(["calibrate", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert "nan" not in out.lower(), out
+    assert main(["calibrate", str(run), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["selective"]["n_without_confidence"] == 2

@@ -26,6 +26,7 @@ from typing import Literal
 
 import dspy
 
+from cejudge_dspy.judges._readings import unavailable_reason
 from cejudge_dspy.judges._stages import StageFailure
 from cejudge_dspy.judges.cejudge._tiebreak import LikelihoodPreference
 from cejudge_dspy.judges.verdicts import (
@@ -36,6 +37,7 @@ from cejudge_dspy.judges.verdicts import (
     Probabilities,
     grade_value,
     graded_preference,
+    is_unavailable,
     read_field,
 )
 
@@ -46,7 +48,7 @@ def grade_from(pred: dspy.Prediction) -> GradeResult:
     """A parsed grade with its label distribution (when the backbone gave token probabilities)."""
     tokens = getattr(pred, "tokens", None)
     distribution: dict[str, float] = {}
-    why: str | None = UNAVAILABLE
+    why: str | None = unavailable_reason(pred)
     if tokens is not None:
         reading = read_field(tokens, None, "fulfils", GRADES)
         distribution, why = (reading.distribution or {}), reading.reason
@@ -125,8 +127,8 @@ def broken_tie(call: GradedCall, liked: LikelihoodPreference) -> GradedCall:
 def unread_grades(grades: dict[str, GradeResult]) -> Probabilities:
     """The record's probabilities when a grade has none: unavailable, or not located and why."""
     whys = {g.probability_error or g.error or "" for g in grades.values() if g.p_value is None}
-    if whys <= {UNAVAILABLE}:
-        return Probabilities(status="unavailable", reason=UNAVAILABLE)
+    if whys and all(is_unavailable(why) for why in whys):
+        return Probabilities(status="unavailable", reason=min(whys, key=lambda w: (w == UNAVAILABLE, w)))
     reason = "; ".join(
         f"grade {k.upper()}: {g.probability_error or g.error}" for k, g in grades.items() if g.p_value is None
     )

@@ -16,6 +16,7 @@ from cejudge_dspy.judges.verdicts._probabilities import (
 )
 from cejudge_dspy.judges.verdicts._results import (
     DECISIONS,
+    IMPOSSIBLE,
     UNAVAILABLE,
     Decision,
     GradeResult,
@@ -23,6 +24,7 @@ from cejudge_dspy.judges.verdicts._results import (
     OrderResult,
     Probabilities,
     decide,
+    is_unavailable,
     reconcile,
     swap_verdict,
     unparsed,
@@ -43,6 +45,7 @@ __all__ = [
     "GRADES",
     "GRADE_VALUES",
     "GradeResult",
+    "IMPOSSIBLE",
     "JudgeResult",
     "OrderResult",
     "Probabilities",
@@ -55,6 +58,7 @@ __all__ = [
     "expected_score",
     "grade_value",
     "graded_preference",
+    "is_unavailable",
     "mean_yes",
     "read_field",
     "read_list_field",

@@ -19,6 +19,15 @@ Decision = Literal["argmax", "probability"]
 DECISIONS: tuple[Decision, ...] = ("argmax", "probability")
 ProbabilityStatus = Literal["ok", "unavailable", "not_located"]
 UNAVAILABLE = "the backbone returns no token probabilities"
+# An answer whose token log probabilities are impossible (NaN, infinite, above 0) is read as one without
+# any (backbones.logprobs_problem): its probabilities are unavailable, and this, with the value, says why.
+IMPOSSIBLE = "the backbone returned impossible token log probabilities"
+
+
+def is_unavailable(reason: str | None) -> bool:
+    """Whether a probability reading's `reason` means there were no probabilities to read (none given, or
+    impossible ones), rather than that the answer's token was not found among them."""
+    return reason == UNAVAILABLE or (reason or "").startswith(IMPOSSIBLE)
 
 
 @dataclass

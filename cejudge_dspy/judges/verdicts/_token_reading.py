@@ -66,7 +66,13 @@ class Reading:
 
 
 def tokens_from_logprobs(logprobs: Any) -> list[TokenChoice]:
-    """DSPy's `prediction.logprobs` (OpenAI chat shape, dicts or attribute dicts) -> TokenChoices."""
+    """DSPy's `prediction.logprobs` (OpenAI chat shape, dicts or attribute dicts) -> TokenChoices; ValueError
+    with the reason when a value is no log probability (NaN, infinite, above 0: `backbones.logprobs_problem`),
+    so that no reading is ever computed from one."""
+    from cejudge_dspy.backbones import logprobs_problem
+
+    if why := logprobs_problem(logprobs):
+        raise ValueError(why)
     content = _get(logprobs, "content")
     out: list[TokenChoice] = []
     for entry in content or ():

@@ -1,0 +1,164 @@
+"""The `dspy.LM` of an HTTP backbone: each answer checked for being whole before any adapter reads it, and
+each call bounded in time.
+
+DSPy hands the adapters an answer's text and drops how it ended: an answer cut at the token budget
+(`finish_reason: "length"`) parsed as a complete one (concepts `['fo']`, feedback "The response handl").
+`ServerLM` makes the call as `dspy.LM` does (`prepare`, `execute`, `finalize` of `dspy.clients.execution`,
+the same three steps `BaseLM.__call__` and `acall` take) and reads the finish reason of the responses in
+between: a cut answer raises `AnswerCutShort`, which the judges' stages (`judges._stages`) turn into an
+unparsed outcome with that reason. A cached answer keeps its finish reason, so it is caught again. An answer
+with no choices at all raises `EmptyAnswer`, a server error (an error record, or one line), where DSPy
+returned an empty list that the adapters turned into a prediction without fields.
+
+A server that accepts a request and never answers held a call for the client's read timeout (600 s) and
+then again for each retry. `timeout` (seconds, `make_lm(timeout=...)`, `--timeout`) is the client's timeout
+for each attempt, and in an async call (every judgment) the bound on the whole call, retries included: past
+it the call raises `CallTimedOut`, which `explain_backbone_error` says in one line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from typing import Any
+
+import dspy
+from dspy.clients._deprecation import warn_openai_messages
+from dspy.clients.execution import aexecute, execute, finalize, prepare
+from dspy.clients.legacy_outputs import value
+from dspy.utils.callback import with_callbacks
+from dspy.utils.exceptions import LMServerError, LMTimeoutError
+
+DEFAULT_TIMEOUT_S = 120.0
+_TRUNCATED = "LM response was truncated"  # DSPy's warning, said on every cut answer; here it is an outcome
+
+
+def _not_truncation(record: logging.LogRecord) -> bool:
+    return not str(record.msg).startswith(_TRUNCATED)
+
+
+# DSPy warns on stderr at every cut answer (both its routes log it as "dspy.clients.lm"); a ServerLM raises
+# AnswerCutShort instead, which the judges record with its reason, so the warning would only repeat it.
+logging.getLogger("dspy.clients.lm").addFilter(_not_truncation)
+TIMEOUT_RANGE = (1.0, 3600.0)  # seconds; the flag's bounds (cli/_common.py) say the same
+
+
+class AnswerCutShort(Exception):  # noqa: N818 - it names the outcome, as DSPy's AdapterParseError does
+    """The backbone stopped at the token budget (finish_reason "length"): the answer is not whole.
+
+    Not a BackboneError (the run goes on) and not a parse error (no adapter retries it at the same budget);
+    `text` is the cut answer, `outputs` what the LM call returned (a probe may still read them)."""
+
+    def __init__(self, model: str, max_tokens: Any, text: str | None, outputs: list[Any]) -> None:
+        budget = f"max_tokens={max_tokens}" if max_tokens else "the token budget"
+        super().__init__(
+            f"the answer was cut at {budget} (finish_reason: length) after {len(text or '')} characters; "
+            "raise --max-tokens"
+        )
+        self.model = model
+        self.text = text
+        self.outputs = outputs
+
+
+class EmptyAnswer(LMServerError):
+    """The server answered without an answer (an empty `choices`): a server fault, like an HTTP 500."""
+
+
+class CallTimedOut(TimeoutError):
+    """A call to the backbone got no answer within its timeout (`seconds`, retries included)."""
+
+    def __init__(self, message: str, seconds: float) -> None:
+        super().__init__(message)
+        self.seconds = seconds
+
+
+def check_timeout(timeout: Any) -> float:
+    """`timeout` as seconds, or ValueError naming the range (NaN, a bool, zero and a day are refused)."""
+    low, high = TIMEOUT_RANGE
+    number = isinstance(timeout, int | float) and not isinstance(timeout, bool)
+    if not number or not math.isfinite(timeout) or not low <= timeout <= high:
+        raise ValueError(f"timeout must be a number of seconds from {low:g} to {high:g}, got {timeout!r}")
+    return float(timeout)
+
+
+def finish_reasons(result: Any) -> list[str | None]:
+    """How each answer of a DSPy call result ended: the native responses', else the provider response's
+    choices' (a call through LiteLLM keeps the raw response)."""
+    responses = getattr(result, "responses", None) or ()
+    if responses:
+        return [getattr(r, "finish_reason", None) for r in responses]
+    raw = getattr(result, "raw", None)
+    return [value(c, "finish_reason") for c in (value(raw, "choices", None) or [])] if raw is not None else []
+
+
+def _text(outputs: list[Any]) -> str | None:
+    first = outputs[0] if outputs else None
+    return first.get("text") if isinstance(first, dict) else first
+
+
+def _load_client(lm: ServerLM, call: Any) -> None:
+    """Import LiteLLM before the first call that goes through it (once a process: seconds, 19 s on a busy
+    machine), so that the time a call may take counts waiting on the server, not loading the client. DSPy
+    picks the route (its native engine or LiteLLM) without I/O; asked once per LM."""
+    if lm._client_ready:
+        return
+    try:
+        from dspy.clients._litellm import get_litellm
+        from dspy.clients.engines.litellm_engine import AsyncLiteLLMEngine
+        from dspy.clients.execution import _engine
+
+        if isinstance(_engine(lm, call, True)[0], AsyncLiteLLMEngine):
+            get_litellm(feature="dspy.LM")
+    except Exception:  # noqa: BLE001 - only a head start; the call reports its own errors
+        return
+    lm._client_ready = True
+
+
+class ServerLM(dspy.LM):
+    """`dspy.LM` with whole answers and bounded calls (see the module docstring); built by `make_lm` for
+    every HTTP backbone. `timeout_s` is also in `kwargs["timeout"]`, where DSPy's client reads it."""
+
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    _client_ready: bool = False  # its client library is loaded (_load_client)
+
+    def _checked(self, call: Any, result: Any) -> Any:
+        outputs = finalize(self, call, result)
+        if isinstance(outputs, list) and not outputs:
+            raise EmptyAnswer("the server answered with no choices (no answer at all)", model=self.model)
+        if "length" in finish_reasons(result):
+            budget = (call.legacy or {}).get("max_tokens") or self.kwargs.get("max_tokens")
+            raise AnswerCutShort(
+                self.model, budget, _text(outputs if isinstance(outputs, list) else []), outputs
+            )
+        return outputs
+
+    def _timed_out(self) -> CallTimedOut:
+        return CallTimedOut(
+            f"no answer within the timeout of {self.timeout_s:g} s (--timeout); "
+            "the server accepted the request but did not answer",
+            self.timeout_s,
+        )
+
+    @with_callbacks
+    def __call__(self, prompt: Any = None, *, messages: Any = None, **kwargs: Any) -> Any:
+        call = prepare(self, prompt, messages, kwargs)
+        warn_openai_messages(self, messages)
+        try:  # the client's timeout ends each attempt (a sync call cannot be cut from outside)
+            result = execute(self, call)
+        except LMTimeoutError:
+            raise self._timed_out() from None
+        return self._checked(call, result)
+
+    @with_callbacks
+    async def acall(self, prompt: Any = None, *, messages: Any = None, **kwargs: Any) -> Any:
+        call = await asyncio.to_thread(prepare, self, prompt, messages, kwargs, asynchronous=True)
+        warn_openai_messages(self, messages)
+        if not self._client_ready:  # outside the deadline: loading the client is no waiting on a server
+            await asyncio.to_thread(_load_client, self, call)
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                result = await aexecute(self, call)
+        except (TimeoutError, LMTimeoutError):
+            raise self._timed_out() from None
+        return self._checked(call, result)
