@@ -19,7 +19,7 @@ from typing import Any
 
 import dspy
 
-from cejudge_dspy.backbones import make_lm, preferred_adapter
+from cejudge_dspy import backbones
 from cejudge_dspy.data import Item, normalize_language, require_text
 from cejudge_dspy.errors import BackboneError, InputError
 from cejudge_dspy.judges import JudgeOptions, check_method_backbone, run_program
@@ -169,7 +169,8 @@ def _backbone(method: str, lm: str | dspy.LM | None, options: dict[str, Any]) ->
     if isinstance(lm, str):
         adapter = options.get("adapter", "auto")
         check_method_backbone(method, lm, options.get("api_base"))
-        return make_lm(lm, **options), preferred_adapter(lm, adapter)
+        # Looked up on the face at call time: one road to a backbone, the one the docs' tests substitute.
+        return backbones.make_lm(lm, **options), backbones.preferred_adapter(lm, adapter)
     if isinstance(lm, dspy.BaseLM):
         if options:
             raise InputError("lm_options apply to a backbone spec, not to a dspy.LM", field="lm_options")
