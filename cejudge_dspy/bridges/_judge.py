@@ -71,8 +71,9 @@ class BridgeJudge:
         options.check(self.spec)
         self.options = options
         self.method = options.method
-        run_program(self.spec, options=options)  # builds once here, so a bad option fails now, not mid-run
         self._programs = threading.local()
+        # Built here for this thread, so that a bad option or program fails now, not in the middle of a run.
+        self._programs.program = run_program(self.spec, options=options)
         self._lm, self._adapter = _backbone(self.method, lm, dict(lm_options or {}))
 
     @property
