@@ -73,7 +73,9 @@ def test_a_partly_labelled_file_says_how_many_items_were_scored(
 ) -> None:
     data = write_pairs(tmp_path / "mixed.jsonl", ["A", None, "B", None, "A", None])
     assert evaluate(data, tmp_path / "run") == 0
-    printed = capsys.readouterr().out
+    captured = capsys.readouterr()
+    printed = captured.out
+    assert "3 of 6 items have no gold label: they get no accuracy\n" in captured.err
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["overall"]["counts"]["scored"] == 3 and summary["overall"]["counts"]["no_label"] == 3
     assert summary["label_free"]["n_items"] == 3
@@ -90,8 +92,13 @@ def test_pointwise_label_free_prints_the_score_distribution(
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     argv = ["evaluate", "--task", "literary", "--lm", "simulated:0", "--data", str(data)]
     assert main([*argv, "--out", str(tmp_path / "run"), "--bootstrap", "50"]) == 0
-    printed = " ".join(capsys.readouterr().out.split())
+    captured = capsys.readouterr()
+    printed = " ".join(captured.out.split())
     assert "6 items without a gold label: score distribution" in printed
+    # Said before the run: literary declares a label column ('rating') that this file lacks.
+    assert "6 of 6 items have no gold label: they get no kendall (the data has no 'rating' column" in (
+        captured.err
+    )
     assert not re.search(r"kendall|spearman|pearson", printed)
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert "overall" not in summary
