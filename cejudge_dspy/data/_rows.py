@@ -223,7 +223,10 @@ class _Loader:
                 self.problems.append(InputError(what, item=shown, field=f))
             else:
                 values[f] = str(value)
-        if "label" in raw:  # mapped or constant; unmapped means unlabelled data
+        label = raw.get("label")
+        # Mapped or constant; unmapped means unlabelled data, and so does an empty cell (a partly
+        # labelled file). NaN is no empty cell: parse_label refuses it.
+        if "label" in raw and not (_blank(label) and not (isinstance(label, float) and math.isnan(label))):
             try:
                 values["label"] = parse_label(raw["label"], self.task, shown)
             except InputError as exc:
