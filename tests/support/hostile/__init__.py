@@ -1,4 +1,4 @@
-"""The hostile-input corpus of issue #41, beside bad_inputs.py: files, options and run directories an
+"""The hostile-input corpus of issues #41 and #49, beside bad_inputs.py: files, options and run directories an
 outside probe used to get tracebacks, hangs or silent wrong numbers from. Each area keeps its cases in its
 own module (`CASES() -> list[Case]`, the `Case` of bad_inputs.py); every case must end as one clear
 `error:` line that writes no run directory (`run_case` says "one line"). Cases whose right outcome is a
@@ -8,8 +8,15 @@ correct result rather than a refusal are tests in the package's own test files.
 from __future__ import annotations
 
 from tests.support.bad_inputs import Case
-from tests.support.hostile import data, options, readers, security
+from tests.support.hostile import data, files, options, readers, security, text
 
 
 def CASES() -> list[Case]:  # noqa: N802 - the same name as bad_inputs.CASES
-    return [*data.CASES(), *options.CASES(), *readers.CASES(), *security.CASES()]
+    return [
+        *data.CASES(),
+        *options.CASES(),
+        *readers.CASES(),
+        *security.CASES(),
+        *files.CASES(),
+        *text.CASES(),
+    ]
