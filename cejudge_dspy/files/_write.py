@@ -69,6 +69,10 @@ def make_dirs(path: Path) -> None:
     """`mkdir -p path`, or one line saying why it cannot be made (a file in the way, a read-only disk)."""
     try:
         path.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise FileWriteError(
+            f"cannot make the folder {path}: a file is in the way; write somewhere else"
+        ) from None
     except OSError as exc:
         raise write_failure(path, exc) from None
 

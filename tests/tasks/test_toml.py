@@ -93,6 +93,13 @@ def test_a_bad_declaration_is_its_own_task_error_and_hides_no_other(programs: Pa
     assert load_task("fine").name == "fine"
 
 
+def test_a_config_file_with_a_bom_is_read_as_data_files_are(tmp_path: Path) -> None:
+    path = tmp_path / "judge.toml"
+    path.write_bytes(b"\xef\xbb\xbftie_band = 0.2\n")  # as Windows Notepad saves UTF-8
+    args = argparse.Namespace(config=str(path), tie_band=None)
+    assert apply_config(args, set()) == {"tie_band"} and args.tie_band == 0.2
+
+
 @pytest.mark.parametrize("what", BAD)
 @pytest.mark.parametrize(
     ("flag", "read"),
