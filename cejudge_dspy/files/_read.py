@@ -13,7 +13,8 @@ results.jsonl and `judge --file` goes through here, so one reader decides what a
   a document nested deeper than `MAX_DEPTH` is refused before the code that walks it recurses.
 
 Errors are raised as the caller's class (`error(line)`): a task declaration's `TaskError`, a flag's
-`partial(InputError, field="--panel")`, a run's `CEJudgeError`.
+`partial(InputError, field="--panel")`, a run's `CEJudgeError`. The package's face, `cejudge_dspy.files`,
+is where these and the writer are imported from (runs/ and every other layer use them).
 """
 
 from __future__ import annotations
@@ -121,7 +122,9 @@ def parse_json(text: str | bytes, where: str, error: Error) -> Any:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise error(f"{where}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+        raise error(
+            f"{where}: cannot be read as JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+        ) from None
     except RecursionError:
         raise error(f"{where}: cannot be read as JSON (nested too deeply)") from None
     except ValueError as exc:  # an integer of thousands of digits; bytes that are not UTF-8

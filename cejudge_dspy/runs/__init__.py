@@ -1,7 +1,6 @@
 """The run directory, the one contract every reader of a run uses: the record (`Record`, one line of
 results.jsonl), the run identity in run.json, durable appends and atomic writes, the lock, redaction."""
 
-from cejudge_dspy.files import UnsafeFileError, write_file_atomic
 from cejudge_dspy.runs._dir import RESULTS, RUN, SUMMARY, read_identity, remove_tree
 from cejudge_dspy.runs._files import RunWriteError, append_record, write_json_atomic
 from cejudge_dspy.runs._identity import IDENTITY_KEYS, identity_changes, identity_diff
@@ -32,7 +31,6 @@ __all__ = [
     "RunRecords",
     "RunWriteError",
     "SUMMARY",
-    "UnsafeFileError",
     "append_record",
     "identity_changes",
     "identity_diff",
@@ -47,7 +45,6 @@ __all__ = [
     "redact",
     "remove_tree",
     "run_timing",
-    "write_file_atomic",
     "write_json_atomic",
     "write_summary",
 ]

@@ -54,7 +54,7 @@ def test_a_file_larger_than_the_limit_is_refused_before_it_is_read_whole(tmp_pat
         ("[" * 5000 + "]" * 5000, "nested too deeply"),
         ("[" * 65 + "]" * 65, "nested more than 64 deep"),
         ('{"a": ' + "9" * 5000 + "}", "a number of thousands of digits"),
-        ('{"a": ', "not valid JSON (Expecting value at line 1 column 7)"),
+        ('{"a": ', "cannot be read as JSON (Expecting value at line 1 column 7)"),
     ],
     ids=["5,000 deep", "65 deep", "5,000 digits", "cut off"],
 )
