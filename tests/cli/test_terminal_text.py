@@ -5,8 +5,11 @@ console (cli/display/_text.py) does both for every command."""
 from __future__ import annotations
 
 import contextlib
+import http.server
 import io
+import json
 import shutil
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -94,3 +97,40 @@ def test_an_out_path_holding_markup_is_printed_as_it_is(tmp_path: Path) -> None:
     )
     assert code == 0, err
     assert "[red]run[/red]" in stdout.replace("\n", "")
+
+
+class _Refusing(http.server.BaseHTTPRequestHandler):
+    """An OpenAI-compatible server that refuses every request with an error holding markup and a marker."""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        data = json.dumps({"error": {"message": "bad request [/bold] [redacted] \x1b]0;t\x07", "code": 400}})
+        self.send_response(400)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data.encode())
+
+
+def test_a_server_error_holding_markup_is_printed_as_it_is(tmp_path: Path) -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        api = ["--lm", "openai/judge", "--api-base", f"http://127.0.0.1:{server.server_address[1]}/v1"]
+        argv = [
+            "evaluate",
+            "--task",
+            "chat",
+            "--data",
+            str(good_data(tmp_path, 1)),
+            "--out",
+            str(tmp_path / "r"),
+        ]
+        code, _, err = _run([*argv, *api, "--api-key", "k", "--bootstrap", "0"])
+    finally:
+        server.shutdown()
+    assert "MarkupError" not in err and "Traceback" not in err
+    assert code != 0 and "[/bold] [redacted]" in err and "\x1b" not in err
