@@ -82,7 +82,9 @@ def write_file_atomic(path: Path, data: bytes | str, *, fsync: bool = True) -> N
     it, a symlink at `path` is refused, and a disk that refuses the write is one `FileWriteError` line
     (nothing is left behind: the temporary file is removed)."""
     refuse_symlink(path)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
+    # A lone surrogate (half an emoji in a model's answer) is written as its escape `\\udXXX`: in JSON, or a
+    # JavaScript string in a page, it reads back as the same text; elsewhere it shows what was there.
+    raw = data.encode("utf-8", errors="backslashreplace") if isinstance(data, str) else data
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)

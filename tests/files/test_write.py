@@ -63,3 +63,8 @@ def test_a_plain_write_replaces_the_file(tmp_path: Path) -> None:
     write_file_atomic(tmp_path / "a.txt", "one")
     write_file_atomic(tmp_path / "a.txt", b"two")
     assert (tmp_path / "a.txt").read_text() == "two" and len(list(tmp_path.iterdir())) == 1
+
+
+def test_half_a_character_is_written_as_its_escape_not_an_error(tmp_path: Path) -> None:
+    write_file_atomic(tmp_path / "view.html", '<script>const d = "bad \ud83d";</script>')
+    assert (tmp_path / "view.html").read_bytes() == b'<script>const d = "bad \\ud83d";</script>'

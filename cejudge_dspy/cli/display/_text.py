@@ -3,7 +3,7 @@
 Text on its way to a terminal is made safe here, once, for everything the CLI prints:
 
 - control characters are shown, not obeyed: a clear-screen, a window title (OSC 0) or a hyperlink (OSC 8)
-  in an item, a model's answer, a server's error or a task's name is printed as `\x1b]0;...` and cannot
+  in an item, a model's answer, a server's error or a task's name is printed as `\\x1b]0;...` and cannot
   act on the terminal. Only the console's own control segments (a live display moving the cursor) pass;
 - rich markup is off: a server error holding `[/bold]` or an `--out` path holding `[red]` prints as it
   is (with markup on, the first raised MarkupError and the second vanished, as did `[redacted]`). Text the
