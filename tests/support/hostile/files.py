@@ -54,10 +54,19 @@ def _programs(d: Path) -> Path:
     return folder
 
 
-def _declaration(name: str, text: str, argv: list[str] | None = None) -> Case:
+def _pointwise_items(d: Path) -> str:
+    """Items a pointwise declaration's default mapping reads, so `tasks show` gets past the data: what
+    refuses the case must be the declaration itself (without --data, a task with no hub dataset is
+    refused for that, before and after the fix alike)."""
+    path = d / "items.jsonl"
+    path.write_text('{"instruction": "i", "response": "r", "label": 1}\n', encoding="utf-8")
+    return str(path)
+
+
+def _declaration(name: str, text: str, task: str = "broken") -> Case:
     def build(d: Path) -> list[str]:
         (_programs(d) / "broken.toml").write_text(text, encoding="utf-8")
-        return argv or ["tasks", "show", "broken"]
+        return ["tasks", "show", task, "--data", _pointwise_items(d)]
 
     return Case(f"files: declaration {name}", build, programs_env)
 
@@ -245,12 +254,12 @@ def CASES() -> list[Case]:  # noqa: N802 - the same name as bad_inputs.CASES
         _declaration(
             "named ../../../escaped",
             'name = "../../../escaped"\n' + POINTWISE + '[scale]\n1 = "a"\n',
-            ["tasks", "show", "../../../escaped"],
+            "../../../escaped",
         ),
         _declaration(
             "named with a terminal escape",
             'name = "evil\\u001b]0;pwned\\u0007"\n' + POINTWISE + '[scale]\n1 = "a"\n',
-            ["tasks", "show", "evil\x1b]0;pwned\x07"],
+            "evil\x1b]0;pwned\x07",
         ),
         Case(
             "files: declaration a named pipe",
