@@ -98,7 +98,7 @@ def _run_judge(args: argparse.Namespace) -> int:
             started = time.monotonic()
             results.append((item, program(**item.inputs()).result))
             which = f"item {n}/{len(items)} judged" if len(items) > 1 else "judged"
-            err.print(f"[dim]{which} in {clock(time.monotonic() - started)}[/]")
+            err.print(f"{which} in {clock(time.monotonic() - started)}", style="dim")
     for item, result in results:
         if args.json:
             out.print_json(json.dumps({"id": item.id, **result.to_dict()}, ensure_ascii=False))

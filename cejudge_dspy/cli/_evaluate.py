@@ -104,6 +104,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
         items = [i for i in items if shard_of(shard_key(i), shard[1]) == shard[0] - 1]
     _say_unlabelled(spec, items, field_mapping(spec, fields, constants)[0].get("label"))
     method = args.method if members is None else "panel"
+    # --task named a declared task, and task names are plain (tasks/_parsing.py): the default stays in ./runs
     out = Path(args.out or f"runs/{args.task}-{method}" + (f"-{args.preset}" if args.preset else ""))
     config = run_identity(
         args,

@@ -35,14 +35,17 @@ def check_options(args: argparse.Namespace) -> None:
     before anything runs."""
     check_bounds(args, RUN_BOUNDS)
     judge_options(args).check_bounds()
-    if getattr(args, "out", None):
-        check_out(Path(args.out))
+    if getattr(args, "out", None) is not None:
+        check_out(Path(args.out) if args.out.strip() else None)
 
 
-def check_out(out: Path, flag: str = "--out") -> None:
+def check_out(out: Path | None, flag: str = "--out") -> None:
     """A run directory is an existing directory, or a path whose missing folders are created (like
     `mkdir -p`, as runs.lock does); a file, a device such as /dev/null, a path under a file or a folder this
-    process cannot write is one line before anything is written."""
+    process cannot write is one line before anything is written, and so is an empty name (None: `--out ""`
+    would otherwise mean the default directory, silently)."""
+    if out is None:
+        raise InputError("is empty; name a run directory, or leave --out out for the default", field=flag)
     for path in (out, *out.parents):
         if not os.path.lexists(path):
             continue

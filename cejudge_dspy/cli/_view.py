@@ -64,7 +64,7 @@ def add_parsers(sub: Any) -> None:
 
 
 def run_view(args: argparse.Namespace) -> int:
-    from cejudge_dspy.runs import write_file_atomic
+    from cejudge_dspy.files import write_file_atomic
     from cejudge_dspy.view import csv_text, item_rows, load_view_run, require_libraries, write_page
 
     require_libraries()

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from cejudge_dspy.errors import CEJudgeError
+from cejudge_dspy.files import write_file_atomic
 from cejudge_dspy.rank import read_ranking
-from cejudge_dspy.runs import write_file_atomic
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:1.5rem;color:#222}

@@ -459,8 +459,15 @@ def test_unreachable_hub_suggests_a_local_file(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_task_without_hub_needs_a_path() -> None:
-    with pytest.raises(DataError, match=r"task 'literary' declares no hub dataset.*--data PATH"):
+    with pytest.raises(DataError, match=r"task 'literary' declares no hub dataset.*--data PATH") as error:
         load_items(load_task("literary"))
+    said = str(error.value)
+    # where LitEval comes from, what a file must hold, the exact command, and a sample to try it on (#49)
+    assert "LitEval-Corpus" in said and "arXiv:2410.18697" in said
+    assert "the columns source (instruction), tgt (response), rating (label)" in said and "';'" in said
+    assert "`python optimize.py --task literary --data de-en.csv`" in said
+    assert "--data ../shared/data/translation_da_dev.jsonl --field response=translation" in said
+    assert "\n" not in said
 
 
 # --- real samples in ../shared/data (optional) ---------------------------------------------------
