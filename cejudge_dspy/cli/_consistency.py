@@ -12,12 +12,13 @@ the items' own versions in other languages are _consistency_data.py's.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cejudge_dspy.cli._common import adapter_choice, add_backbone_args, parse_fields
+from cejudge_dspy.cli._common import add_backbone_args, backbone_options, parse_fields
 from cejudge_dspy.cli._consistency_data import check_covered, parallel_fields, parallel_versions, split_list
-from cejudge_dspy.cli._run_args import add_data_args, add_run_args, load_data_items
+from cejudge_dspy.cli._run_args import add_data_args, add_run_args
 from cejudge_dspy.errors import InputError
 
 if TYPE_CHECKING:  # the parser is built without DSPy (data imports it)
@@ -70,12 +71,27 @@ def add_parsers(sub: Any) -> None:
 
 
 def run_consistency(args: argparse.Namespace) -> int:
-    from cejudge_dspy.cli._run_setup import check_lm, check_options
     from cejudge_dspy.data import normalize_language
+    from cejudge_dspy.evaluate import EvaluateOptions, check_backbone_spec, check_options, select_items
     from cejudge_dspy.judges import JudgeOptions, method_names
     from cejudge_dspy.tasks import load_task
 
-    check_options(args)
+    lm_options = backbone_options(args)
+    run = EvaluateOptions(
+        task=args.task,
+        data=args.data,
+        lm=args.lm,
+        lm_options=lm_options,
+        out=args.out,
+        concurrency=args.concurrency,
+        limit=args.limit,
+        first=args.first,
+        seed=args.seed,
+        subsets=args.subset,
+        bootstrap=args.bootstrap,
+        force_new=args.force_new,
+    )
+    check_options(run)
     spec = load_task(args.task)
     languages = [
         normalize_language(x, field="--languages") for x in split_list(args.languages, "--languages")
@@ -83,99 +99,101 @@ def run_consistency(args: argparse.Namespace) -> int:
     methods = split_list([args.methods], "--methods")
     for language in languages:  # a language the translator cannot write is refused before anything runs
         _translator_for(args.render_translator, language)
+    judges = {}
     for method in methods:
         if method not in method_names():
             raise InputError(
                 f"unknown method {method!r}; choose from {', '.join(method_names())}", field="--methods"
             )
-        check_lm(_as_method(args, method))
-        JudgeOptions(method=method, program=args.program if method == "cejudge" else "auto").check(spec)
+        check_backbone_spec(args.lm, run.backbone_kwargs, method)
+        # The judge's other options at their defaults: `--translator` here renders items and is not
+        # CE-Judge's translator into English.
+        judges[method] = JudgeOptions(method=method, program=args.program if method == "cejudge" else "auto")
+        judges[method].check(spec)
     fields, parallel_columns = parallel_fields(parse_fields(args.field), spec.dataset.parallel)
     constants = parse_fields(args.const, "--const")
-    items = load_data_items(args, spec, fields, constants)
+    run = replace(run, fields=fields, constants=constants)
+    items = select_items(run, spec)
     parallel = parallel_versions(args, spec, fields, constants, items, parallel_columns, languages)
     if args.render_translator == "none":
         check_covered(items, languages, parallel)
-    args.parallel_columns = parallel_columns  # recorded in consistency.json
-    return _judge(args, spec, items, languages, methods, fields, constants, parallel)
-
-
-def _as_method(args: argparse.Namespace, method: str) -> argparse.Namespace:
-    """The flags as `cejudge evaluate --method METHOD` would hold them (the judge's other options at their
-    defaults; `--translator` here renders items and is not CE-Judge's translator into English)."""
-    ns = argparse.Namespace(**vars(args))
-    ns.method = method
-    ns.program = args.program if method == "cejudge" else "auto"
-    ns.language, ns.shard, ns.preset, ns.headline = None, None, None, None
-    return ns
+    return _judge(args, run, spec, items, languages, judges, parallel, parallel_columns)
 
 
 def _judge(
     args: argparse.Namespace,
+    run: Any,
     spec: TaskSpec,
     items: list[Item],
     languages: list[str],
-    methods: list[str],
-    fields: dict[str, str],
-    constants: dict[str, str],
+    judges: dict[str, Any],
     parallel: dict[tuple[str, str], dict[str, str]],
+    parallel_columns: dict[str, dict[str, str]],
 ) -> int:
     import asyncio
     import functools
 
-    from cejudge_dspy.cli._common import backbone, build, program_label
+    from cejudge_dspy.cli._common import backbone
     from cejudge_dspy.cli._progress import live
-    from cejudge_dspy.cli._run_setup import run_identity
     from cejudge_dspy.cli.display import console
     from cejudge_dspy.consistency import ORIGINAL_RUN, ConsistencyRun, judge_consistency
-    from cejudge_dspy.data import field_mapping, fingerprint
-    from cejudge_dspy.judges import prompt_fingerprint
+    from cejudge_dspy.data import field_mapping
+    from cejudge_dspy.evaluate import data_fingerprint, run_identity
+    from cejudge_dspy.judges import prompt_fingerprint, run_program, run_program_identity
     from cejudge_dspy.runs import item_ids
 
     err = console(stderr=True)
-    programs = {m: build(_as_method(args, m), spec.name) for m in methods}
-    data_sha = fingerprint(spec, args.data)
-    mapping = field_mapping(spec, fields, constants)
+    programs = {m: run_program(spec.name, options=o) for m, o in judges.items()}
+    data_sha = data_fingerprint(run, spec)
+    mapping = field_mapping(spec, dict(run.fields), dict(run.constants))
     out = Path(args.out or f"runs/consistency-{spec.name}")
 
     def child_identity(method: str, rendering: str) -> dict[str, Any]:
-        ns = _as_method(args, method)
+        judge = judges[method]
         config = run_identity(
-            ns,
             spec,
-            program_label(ns, spec.name),
-            data_sha,
-            *mapping,
+            judge,
+            program=run_program_identity(spec.name, judge.method, judge.program),
+            lm=run.lm,
+            lm_options=run.backbone_kwargs,
+            data=run.data,
+            data_sha256=data_sha,
+            fields=mapping[0],
+            constants=mapping[1],
             prompts=prompt_fingerprint(programs[method]),
+            subsets=run.subsets,
+            limit=run.limit,
+            first=run.first,
+            seed=run.seed,
         )
         config["rendering"] = rendering
         config["render_translator"] = None if rendering == ORIGINAL_RUN else args.render_translator
         return config
 
-    identity = _identity(args, spec, methods, languages, data_sha, mapping) | {
+    identity = _identity(args, run, spec, list(judges), languages, data_sha, mapping, parallel_columns) | {
         "items": item_ids([i.id for i in items])
     }
-    run = ConsistencyRun(
+    consistency_run = ConsistencyRun(
         out,
         spec,
         items,
         languages,
-        methods,
+        list(judges),
         identity,
         child_identity,
-        concurrency=args.concurrency,
-        n_resamples=args.bootstrap,
-        seed=args.seed,
-        force_new=args.force_new,
+        concurrency=run.concurrency,
+        n_resamples=run.bootstrap,
+        seed=run.seed,
+        force_new=run.force_new,
         parallel=parallel,
     )
 
-    err.print(f"{len(items)} items × {len(languages)} languages × {len(methods)} methods → {out}")
+    err.print(f"{len(items)} items × {len(languages)} languages × {len(judges)} methods → {out}")
     progress = _Progress(err)
     with live(err, progress.display, transient=True), backbone(args, progress.display):
         summary = asyncio.run(
             judge_consistency(
-                run,
+                consistency_run,
                 programs,
                 functools.partial(_translator_for, args.render_translator),
                 on_phase=progress.phase,
@@ -222,13 +240,17 @@ class _Progress:
 
 def _identity(
     args: argparse.Namespace,
+    run: Any,
     spec: TaskSpec,
     methods: list[str],
     languages: list[str],
     data_sha: str,
     mapping: tuple[dict[str, str], dict[str, str]],
+    parallel_columns: dict[str, dict[str, str]],
 ) -> dict[str, Any]:
     """consistency.json: what changes the renderings or any child run (see consistency.COMPARED)."""
+    from cejudge_dspy.evaluate import backbone_setting
+
     return {
         "task": spec.name,
         "task_version": spec.version,
@@ -236,20 +258,20 @@ def _identity(
         "languages": languages,
         "translator": args.render_translator,
         "program": args.program,
-        "lm": args.lm,
-        "api_base": args.api_base,
-        "temperature": args.temperature,
-        "max_tokens": args.max_tokens,
-        "adapter": adapter_choice(args),
-        "data": str(Path(args.data).expanduser().resolve()) if args.data else None,
+        "lm": run.lm,
+        "api_base": run.lm_options["api_base"],
+        "temperature": backbone_setting(run.lm_options, "temperature"),
+        "max_tokens": backbone_setting(run.lm_options, "max_tokens"),
+        "adapter": backbone_setting(run.lm_options, "adapter"),
+        "data": str(Path(run.data).expanduser().resolve()) if run.data else None,
         "data_sha256": data_sha,
         "fields": mapping[0],
         "constants": mapping[1],
-        "parallel_fields": {lang: cols for lang, cols in args.parallel_columns.items() if lang in languages},
-        "subsets": sorted(args.subset) if args.subset else None,
-        "limit": args.limit,
-        "first": args.first,
-        "seed": args.seed,
+        "parallel_fields": {lang: cols for lang, cols in parallel_columns.items() if lang in languages},
+        "subsets": sorted(run.subsets) if run.subsets else None,
+        "limit": run.limit,
+        "first": run.first,
+        "seed": run.seed,
     }
 
 
