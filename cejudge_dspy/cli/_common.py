@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from cejudge_dspy.cli._program_args import Repeatable
+from cejudge_dspy.cli._program_args import Repeatable, as_flag
 from cejudge_dspy.errors import CEJudgeError, InputError
-from cejudge_dspy.judges import ADAPTER_CHOICES, JudgeOptions, Option
+from cejudge_dspy.judges import ADAPTER_CHOICES, Option
 
 if TYPE_CHECKING:  # the flags are built without DSPy; commands import it when they run
     import dspy
@@ -157,16 +157,6 @@ def parse_fields(pairs: Sequence[str] | None, flag: str = "--field") -> dict[str
     return out
 
 
-# Library options whose flag is not `--` + the name with dashes.
-_FLAGS = {"languages": "--language", "subsets": "--subset", "run": "run"}
-
-
-def flag_of(option: str) -> str:
-    """The flag of a library option (`tie_band` -> `--tie-band`, `concepts` -> `--no-concepts`)."""
-    judge = {name: opt.flag for name, opt in JudgeOptions.options()}
-    return judge.get(option) or _FLAGS.get(option) or "--" + option.replace("_", "-")
-
-
 def run_command(handler: Handler, args: argparse.Namespace) -> int:
     """Run a command: every CEJudgeError (and a backbone failure DSPy wrapped) is one red line on stderr
     and its exit code; anything else is a bug and keeps its traceback. An option the library names as
@@ -175,9 +165,7 @@ def run_command(handler: Handler, args: argparse.Namespace) -> int:
         try:
             return handler(args)
         except InputError as exc:
-            if exc.option is None:
-                raise
-            raise InputError(exc.detail, item=exc.item, field=flag_of(exc.option)) from exc
+            raise as_flag(exc) from None
         except CEJudgeError:
             raise
         except Exception as exc:

@@ -95,22 +95,41 @@ class ProgramFlags:
     task: str | None
     given: Mapping[str, Any]
     methods: list[str]
+    cls: type[JudgeOptions] = JudgeOptions
 
     def options(self, preset: Mapping[str, Any] | None = None) -> JudgeOptions:
-        """The judge's options: these flags over the preset's values over the defaults."""
-        return JudgeOptions(**{**(preset or {}), **self.given})
+        """The judge's options: these flags over the preset's values over the defaults; a value out of its
+        bounds is one line naming its flag."""
+        try:
+            return self.cls(**{**(preset or {}), **self.given})
+        except InputError as exc:
+            raise as_flag(exc) from None
 
 
-def program_flags(args: argparse.Namespace) -> ProgramFlags:
+def program_flags(args: argparse.Namespace, cls: type[JudgeOptions] = JudgeOptions) -> ProgramFlags:
     """The command's program flags: given flags win over a --config file's options."""
-    given = given_options(args)
+    given = given_options(args, cls)
     if args.config:
         given = {**config_options(args.config), **given}
-    return ProgramFlags(
-        args.task, given, list(dict.fromkeys(args.method_all or [given.get("method", "cejudge")]))
-    )
+    methods = list(dict.fromkeys(args.method_all or [given.get("method", "cejudge")]))
+    return ProgramFlags(args.task, given, methods, cls)
 
 
-def judge_options(args: argparse.Namespace) -> JudgeOptions:
+def judge_options(args: argparse.Namespace, cls: type[JudgeOptions] = JudgeOptions) -> JudgeOptions:
     """The judge's options a command's flags hold (flags over a --config file, no preset)."""
-    return program_flags(args).options()
+    return program_flags(args, cls).options()
+
+
+# Library options whose flag is not `--` + the name with dashes (the judge's: their Option's flag).
+_FLAGS = {"languages": "--language", "subsets": "--subset", "run": "run"}
+
+
+def flag_of(option: str) -> str:
+    """The flag of a library option (`tie_band` -> `--tie-band`, `concepts` -> `--no-concepts`)."""
+    judge = {name: opt.flag for name, opt in JudgeOptions.options()}
+    return judge.get(option) or _FLAGS.get(option) or "--" + option.replace("_", "-")
+
+
+def as_flag(exc: InputError) -> InputError:
+    """The library's error naming an option as Python spells it (`tie_band`), naming its flag instead."""
+    return exc if exc.option is None else InputError(exc.detail, item=exc.item, field=flag_of(exc.option))

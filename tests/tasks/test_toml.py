@@ -4,14 +4,13 @@ file's `--panel` and a config file's `--config` InputError."""
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 
 import pytest
 
-from cejudge_dspy.cli._program_args import apply_config
+from cejudge_dspy.cli._program_args import config_options
 from cejudge_dspy.errors import CEJudgeError, InputError, TaskError
 from cejudge_dspy.judges import JudgeOptions
 from cejudge_dspy.judges.panel import read_panel_file
@@ -87,7 +86,7 @@ def test_a_bad_declaration_is_its_own_task_error_and_hides_no_other(programs: Pa
     ("flag", "read"),
     [
         ("--panel", lambda path: read_panel_file(path, JudgeOptions())),
-        ("--config", lambda path: apply_config(argparse.Namespace(config=str(path)), set())),
+        ("--config", config_options),
     ],
     ids=["panel", "config"],
 )
