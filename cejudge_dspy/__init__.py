@@ -7,16 +7,16 @@ compare two runs: `compare_runs`; calibrate one: `calibrate`; merge shards: `mer
 
 from __future__ import annotations
 
-from cejudge_dspy._face import lazy_face
+import lazy_loader
 
 __version__ = "0.1.0"
 
-# Lazy (cejudge_dspy/_face.py): `import cejudge_dspy` and the CLI's start-up do not import DSPy's stack,
+# Lazy (lazy_loader.attach): `import cejudge_dspy` and the CLI's start-up do not import DSPy's stack,
 # and dir(cejudge_dspy) lists the public API. `evaluate` is the package of that name, which is callable:
 # `cejudge_dspy.evaluate(...)` runs `cejudge_dspy.evaluate.evaluate(...)`.
-__getattr__, __dir__, __all__ = lazy_face(
+__getattr__, __dir__, __all__ = lazy_loader.attach(
     __name__,
-    {
+    submod_attrs={
         "judges.cejudge": ["PairwiseJudge", "PointwiseJudge"],
         "judges": ["JudgeOptions", "build_program", "program_for_task"],
         "judges.verdicts": ["JudgeResult"],

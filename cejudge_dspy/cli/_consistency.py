@@ -136,10 +136,10 @@ def _judge(
     from cejudge_dspy.cli._common import backbone
     from cejudge_dspy.cli._progress import live
     from cejudge_dspy.cli.display import console
-    from cejudge_dspy.consistency import ORIGINAL_RUN, ConsistencyRun, judge_consistency
+    from cejudge_dspy.consistency import ConsistencyRun, judge_consistency
     from cejudge_dspy.data import field_mapping
-    from cejudge_dspy.evaluate import data_fingerprint, run_identity
-    from cejudge_dspy.judges import prompt_fingerprint, run_program, run_program_identity
+    from cejudge_dspy.evaluate import data_fingerprint
+    from cejudge_dspy.judges import run_program
     from cejudge_dspy.runs import item_ids
 
     err = console(stderr=True)
@@ -148,28 +148,7 @@ def _judge(
     mapping = field_mapping(spec, dict(run.fields), dict(run.constants))
     out = Path(args.out or f"runs/consistency-{spec.name}")
 
-    def child_identity(method: str, rendering: str) -> dict[str, Any]:
-        judge = judges[method]
-        config = run_identity(
-            spec,
-            judge,
-            program=run_program_identity(spec.name, judge.method, judge.program),
-            lm=run.lm,
-            lm_options=run.backbone_kwargs,
-            data=run.data,
-            data_sha256=data_sha,
-            fields=mapping[0],
-            constants=mapping[1],
-            prompts=prompt_fingerprint(programs[method]),
-            subsets=run.subsets,
-            limit=run.limit,
-            first=run.first,
-            seed=run.seed,
-        )
-        config["rendering"] = rendering
-        config["render_translator"] = None if rendering == ORIGINAL_RUN else args.render_translator
-        return config
-
+    child_identity = _child_identity(args, run, spec, judges, programs, data_sha, mapping)
     identity = _identity(args, run, spec, list(judges), languages, data_sha, mapping, parallel_columns) | {
         "items": item_ids([i.id for i in items])
     }
@@ -204,6 +183,45 @@ def _judge(
         progress.phase("", 0)
     _print(summary, out)
     return 0
+
+
+def _child_identity(
+    args: argparse.Namespace,
+    run: Any,
+    spec: TaskSpec,
+    judges: dict[str, Any],
+    programs: dict[str, Any],
+    data_sha: str,
+    mapping: tuple[dict[str, str], dict[str, str]],
+) -> Any:
+    """The identity each (method, rendering) child run records: an evaluate run's, plus its rendering."""
+    from cejudge_dspy.consistency import ORIGINAL_RUN
+    from cejudge_dspy.evaluate import run_identity
+    from cejudge_dspy.judges import prompt_fingerprint, run_program_identity
+
+    def child_identity(method: str, rendering: str) -> dict[str, Any]:
+        judge = judges[method]
+        config = run_identity(
+            spec,
+            judge,
+            program=run_program_identity(spec.name, judge.method, judge.program),
+            lm=run.lm,
+            lm_options=run.backbone_kwargs,
+            data=run.data,
+            data_sha256=data_sha,
+            fields=mapping[0],
+            constants=mapping[1],
+            prompts=prompt_fingerprint(programs[method]),
+            subsets=run.subsets,
+            limit=run.limit,
+            first=run.first,
+            seed=run.seed,
+        )
+        config["rendering"] = rendering
+        config["render_translator"] = None if rendering == ORIGINAL_RUN else args.render_translator
+        return config
+
+    return child_identity
 
 
 def _translator_for(name: str, language: str) -> Any:

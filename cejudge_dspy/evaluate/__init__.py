@@ -15,11 +15,11 @@ import sys
 import types
 from typing import Any
 
-from cejudge_dspy._face import lazy_face
+import lazy_loader
 
-__getattr__, __dir__, __all__ = lazy_face(
+__getattr__, __dir__, __all__ = lazy_loader.attach(
     __name__,
-    {
+    submod_attrs={
         "_cluster": ["check_ray_address", "ray_cluster"],
         "_distributed": ["RayOptions", "judge_on_ray"],
         "_evaluate": [

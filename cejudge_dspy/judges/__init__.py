@@ -3,14 +3,14 @@ the likelihood judge, their shared stage machinery, and saved (tuned) programs. 
 except by `save_program`, nothing is printed, and no LM is chosen: the caller makes one current with
 `dspy.context`."""
 
-from cejudge_dspy._face import lazy_face
+import lazy_loader
 
-# The face is lazy (cejudge_dspy/_face.py): a name is imported on first use, so that the CLI builds its
+# The face is lazy (lazy_loader.attach): a name is imported on first use, so that the CLI builds its
 # flags without importing DSPy (`cejudge --help` answers at once; tests/cli/test_startup.py), and dir()
 # lists every name. One list: the module that holds each public name.
-__getattr__, __dir__, __all__ = lazy_face(
+__getattr__, __dir__, __all__ = lazy_loader.attach(
     __name__,
-    {
+    submod_attrs={
         "_choices": ["ADAPTER_CHOICES"],
         "_direct": ["DirectPairwiseJudge", "DirectPointwiseJudge"],
         "_features": ["FEATURES", "backbone_features", "combined_features", "missing_features"],

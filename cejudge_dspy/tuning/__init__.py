@@ -1,13 +1,13 @@
 """Instruction tuning of a task's CE-Judge program (GEPA, zero-shot MIPROv2, SIMBA) against human labels."""
 
-from cejudge_dspy._face import lazy_face
+import lazy_loader
 
-# The face is lazy (cejudge_dspy/_face.py): a name is imported on first use, so that the CLI builds its
+# The face is lazy (lazy_loader.attach): a name is imported on first use, so that the CLI builds its
 # flags without importing DSPy (`cejudge --help` answers at once; tests/cli/test_startup.py), and dir()
 # lists every name. One list: the module that holds each public name.
-__getattr__, __dir__, __all__ = lazy_face(
+__getattr__, __dir__, __all__ = lazy_loader.attach(
     __name__,
-    {
+    submod_attrs={
         "_budget": [
             "Budget",
             "CallEstimate",

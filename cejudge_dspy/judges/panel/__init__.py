@@ -4,12 +4,12 @@ own backbone and `combine` gives the panel's verdict (majority, with "no majorit
 of the members' p(A) or scores) and the item's agreement. The run-level statistics (stacking, kappa, alpha,
 paired tests) are `cejudge_dspy.metrics.panel_summary`'s."""
 
-from cejudge_dspy._face import lazy_face
+import lazy_loader
 
-# Lazy like the judges' face (cejudge_dspy/_face.py): the CLI reads panel files without importing DSPy.
-__getattr__, __dir__, __all__ = lazy_face(
+# Lazy like the judges' face (lazy_loader.attach): the CLI reads panel files without importing DSPy.
+__getattr__, __dir__, __all__ = lazy_loader.attach(
     __name__,
-    {
+    submod_attrs={
         "_combine": [
             "NO_MAJORITY",
             "MemberOutcome",
