@@ -22,12 +22,9 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
     submod_attrs={
         "_cluster": ["check_ray_address", "ray_cluster"],
         "_distributed": ["RayOptions", "judge_on_ray"],
+        "_checks": ["check_api_key", "check_backbone_spec", "check_options", "check_out"],
         "_evaluate": [
             "Evaluation",
-            "check_api_key",
-            "check_backbone_spec",
-            "check_options",
-            "check_out",
             "evaluate",
             "data_fingerprint",
             "program_notes",

@@ -30,7 +30,7 @@ def check_panel(
     """Each member's options, backbone and method, checked without loading a model: one line naming the
     member (and `source`, the panel file) for the first that fails."""
     from cejudge_dspy.backbones import check_backbone
-    from cejudge_dspy.evaluate._evaluate import check_api_key
+    from cejudge_dspy.evaluate._checks import check_api_key
     from cejudge_dspy.judges import check_method_backbone
     from cejudge_dspy.judges.panel import check_members
 

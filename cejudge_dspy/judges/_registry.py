@@ -68,7 +68,8 @@ def build_program(task: str | TaskSpec, method: str = "cejudge", **options: Any)
         hint = f"did you mean '{close[0]}'? " if close else ""
         raise TaskError(f"unknown method '{method}': {hint}available: {', '.join(sorted(METHODS))}")
     factory = METHODS[method]
-    check_names(options, [*JudgeOptions().program_kwargs(), *_keywords(factory)], "judge option")
+    known = dict.fromkeys([*JudgeOptions().program_kwargs(), *_keywords(factory)])
+    check_names(options, known, "judge option")
     return factory(spec, **{k: v for k, v in options.items() if k in _keywords(factory)})
 
 
