@@ -357,7 +357,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         if args.concurrency > 1:
             pairwise, pointwise = load_items(args.pairwise, args.pointwise)
             tasks = {"chat": pairwise, "literary": pointwise}
-            data["together"] = {"n": args.concurrency, "rows": run_together(tasks, configs, args.concurrency)}
+            data["together"] = {
+                "n": args.concurrency,
+                "rows": run_together(tasks, configs, args.concurrency, Meter),
+            }
     report(data)
     if "together" in data:
         report_together(data["together"]["rows"], data["configs"], data["together"]["n"])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import Any
 
 import dspy
@@ -27,15 +28,12 @@ async def _judge_all(program: dspy.Module, items: list[dict[str, Any]]) -> list[
 
 
 def judge_group(
-    program: dspy.Module, items: list[dict[str, Any]], lm_options: dict[str, Any]
+    program: dspy.Module, items: list[dict[str, Any]], lm_options: dict[str, Any], meter: Callable[[Any], Any]
 ) -> tuple[list[dspy.Prediction], float]:
-    """The items judged at once on a new engine: their predictions and the wall time."""
-    from benchmarks.bench_embedded import (
-        Meter,  # the one-at-a-time benchmark's engine meter (loads the engine)
-    )
-
+    """The items judged at once on a new engine (`meter(lm)` loads and meters it, as the one-at-a-time
+    benchmark does): their predictions and the wall time."""
     lm = make_lm("embedded", cache=False, **lm_options)
-    Meter(lm)
+    meter(lm)
     try:
         with dspy.context(lm=lm, adapter=preferred_adapter("embedded")):
             start = time.perf_counter()
@@ -46,9 +44,13 @@ def judge_group(
 
 
 def run_together(
-    tasks: dict[str, list[dict[str, Any]]], configs: dict[str, dict[str, Any]], n: int
+    tasks: dict[str, list[dict[str, Any]]],
+    configs: dict[str, dict[str, Any]],
+    n: int,
+    meter: Callable[[Any], Any],
 ) -> list[dict[str, Any]]:
-    """Per task and configuration, groups of `n` items judged at once; one row per group."""
+    """Per task and configuration, groups of `n` items judged at once; one row per group. `meter` is the
+    caller's engine meter (bench_embedded.py's `Meter`), passed in so this module imports nothing back."""
     rows: list[dict[str, Any]] = []
     for task, items in tasks.items():
         if len(items) < 2:
@@ -57,7 +59,7 @@ def run_together(
         for start in range(0, len(items), n):
             group = items[start : start + n]
             for name, cfg in configs.items():  # interleaved, as the one-at-a-time runs are
-                preds, seconds = judge_group(programs[name], group, cfg["lm"])
+                preds, seconds = judge_group(programs[name], group, cfg["lm"], meter)
                 results = [p.result for p in preds]
                 rows.append(
                     {"config": name, "task": task, "ids": [it["id"] for it in group], "seconds": seconds,
