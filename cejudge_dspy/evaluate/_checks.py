@@ -80,8 +80,12 @@ def check_backbone_spec(lm: str, lm_options: dict[str, Any], method: str) -> Non
     from cejudge_dspy.backbones import check_backbone, make_lm
     from cejudge_dspy.judges import check_method_backbone
 
-    known = [p for p in inspect.signature(make_lm).parameters if p not in ("spec", "on_status")]
-    check_names(lm_options, known, "backbone option")
+    parameters = inspect.signature(make_lm).parameters.values()
+    if not any(
+        p.kind is p.VAR_KEYWORD for p in parameters
+    ):  # a stand-in taking any keyword: nothing to check
+        known = [p.name for p in parameters if p.name not in ("spec", "on_status")]
+        check_names(lm_options, known, "backbone option")
     check_backbone(lm, **lm_options)
     check_api_key(lm, lm_options.get("api_key"), lm_options.get("api_base"))
     check_method_backbone(method, lm, lm_options.get("api_base"))
