@@ -11,23 +11,7 @@ import lazy_loader
 
 __version__ = "0.1.0"
 
-# Lazy (lazy_loader.attach): `import cejudge_dspy` and the CLI's start-up do not import DSPy's stack,
-# and dir(cejudge_dspy) lists the public API. `evaluate` is the package of that name, which is callable:
-# `cejudge_dspy.evaluate(...)` runs `cejudge_dspy.evaluate.evaluate(...)`.
-__getattr__, __dir__, __all__ = lazy_loader.attach(
-    __name__,
-    submod_attrs={
-        "judges.cejudge": ["PairwiseJudge", "PointwiseJudge"],
-        "judges": ["JudgeOptions", "build_program", "program_for_task"],
-        "judges.verdicts": ["JudgeResult"],
-        "data": ["Item", "load_items"],
-        "backbones": ["make_lm", "use_backbone"],
-        "tasks": ["available_tasks", "load_task"],
-        "errors": ["CEJudgeError"],
-        "usage": ["StageProgress", "on_progress"],
-        "evaluate": ["EvaluateOptions", "EvaluateProgress", "Evaluation", "merge_runs", "merge_members"],
-        "metrics": ["calibrate", "compare_runs"],
-        "view": ["write_page"],
-    },
-    submodules=["evaluate"],
-)
+# Lazy (lazy_loader.attach_stub, the names in __init__.pyi): `import cejudge_dspy` and the CLI's start-up
+# do not import DSPy's stack, and dir(cejudge_dspy) lists the public API. `evaluate` is the package of that
+# name, which is callable: `cejudge_dspy.evaluate(...)` runs `cejudge_dspy.evaluate.evaluate(...)`.
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

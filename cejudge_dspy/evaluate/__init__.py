@@ -17,31 +17,7 @@ from typing import Any
 
 import lazy_loader
 
-__getattr__, __dir__, __all__ = lazy_loader.attach(
-    __name__,
-    submod_attrs={
-        "_cluster": ["check_ray_address", "ray_cluster"],
-        "_distributed": ["RayOptions", "judge_on_ray"],
-        "_checks": ["check_api_key", "check_backbone_spec", "check_options", "check_out"],
-        "_evaluate": [
-            "Evaluation",
-            "evaluate",
-            "data_fingerprint",
-            "program_notes",
-            "select_items",
-            "shard_of",
-        ],
-        "_groups": ["group_key"],
-        "_identity": ["backbone_setting", "run_identity"],
-        "_members_merge": ["merge_members"],
-        "_merge": ["merge_runs"],
-        "_options": ["BOUNDS", "CONFIDENCE_CHOICES", "MAX_BOOTSTRAP", "EvaluateOptions", "EvaluateProgress"],
-        "_panel": ["build_panel", "check_panel", "panel_backbone"],
-        "_ray_progress": ["RayProgress"],
-        "_runner": ["RunProgress", "judge_items", "pending_items"],
-        "_worker": ["RunRecipe"],
-    },
-)
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)
 
 
 class _CallableFace(types.ModuleType):

@@ -6,19 +6,6 @@ paired tests) are `cejudge_dspy.metrics.panel_summary`'s."""
 
 import lazy_loader
 
-# Lazy like the judges' face (lazy_loader.attach): the CLI reads panel files without importing DSPy.
-__getattr__, __dir__, __all__ = lazy_loader.attach(
-    __name__,
-    submod_attrs={
-        "_combine": [
-            "NO_MAJORITY",
-            "MemberOutcome",
-            "agreement_share",
-            "combine",
-            "majority",
-            "vote_entropy",
-        ],
-        "_judge": ["PanelJudge", "panel_backbones", "panel_lms"],
-        "_members": ["PanelMember", "check_members", "check_names", "members_from_flags", "read_panel_file"],
-    },
-)
+# Lazy like the judges' face (lazy_loader.attach_stub, the names in __init__.pyi): the CLI reads panel
+# files without importing DSPy.
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)
