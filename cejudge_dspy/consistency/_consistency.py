@@ -89,47 +89,12 @@ class ConsistencyProgress:
 def consistency(options: ConsistencyOptions, progress: ConsistencyProgress | None = None) -> dict[str, Any]:
     """Judge a consistency run (see the module docstring); returns the summary written to summary.json."""
     from cejudge_dspy.backbones import use_backbone
-    from cejudge_dspy.data import field_mapping, normalize_language
-    from cejudge_dspy.judges import method_names, run_program
+    from cejudge_dspy.data import field_mapping
+    from cejudge_dspy.judges import run_program
     from cejudge_dspy.runs import item_ids
 
     progress = progress or ConsistencyProgress()
-    run = EvaluateOptions(
-        task=options.task,
-        data=options.data,
-        lm=options.lm,
-        lm_options=options.lm_options,
-        out=options.out,
-        concurrency=options.concurrency,
-        limit=options.limit,
-        first=options.first,
-        seed=options.seed,
-        subsets=options.subsets,
-        bootstrap=options.bootstrap,
-        force_new=options.force_new,
-    )
-    check_options(run)
-    spec = load_task(options.task)
-    languages = [normalize_language(x, field="--languages") for x in options.languages]
-    if options.translator not in TRANSLATORS:
-        raise InputError(
-            f"must be one of {', '.join(TRANSLATORS)}, got {options.translator!r}", option="translator"
-        )
-    for language in languages:  # a language the translator cannot write is refused before anything runs
-        translator_for(options.translator, language)
-    judges = {}
-    for method in options.methods:
-        if method not in method_names():
-            raise InputError(
-                f"unknown method {method!r}; choose from {', '.join(method_names())}", field="--methods"
-            )
-        check_backbone_spec(run.lm, run.backbone_kwargs, method)
-        # The judge's other options at their defaults: `translator` here renders items and is not
-        # CE-Judge's translator into English.
-        judges[method] = JudgeOptions(
-            method=method, program=options.program if method == "cejudge" else "auto"
-        )
-        judges[method].check(spec)
+    run, spec, languages, judges = _checked(options)
     plain, columns = parallel_fields(dict(options.fields), spec.dataset.parallel)
     run = replace(run, fields=plain, constants=dict(options.constants))
     items = select_items(run, spec)
@@ -173,6 +138,52 @@ def consistency(options: ConsistencyOptions, progress: ConsistencyProgress | Non
         )
         progress.phase("", 0)
     return summary
+
+
+def _checked(
+    options: ConsistencyOptions,
+) -> tuple[EvaluateOptions, TaskSpec, list[str], dict[str, JudgeOptions]]:
+    """The run's options as an evaluate run's, the task, the languages and each method's judge, all
+    checked: the run's numbers, the languages the translator must write, each method on the backbone and
+    the task."""
+    from cejudge_dspy.data import normalize_language
+    from cejudge_dspy.judges import method_names
+
+    run = EvaluateOptions(
+        task=options.task,
+        data=options.data,
+        lm=options.lm,
+        lm_options=options.lm_options,
+        out=options.out,
+        concurrency=options.concurrency,
+        limit=options.limit,
+        first=options.first,
+        seed=options.seed,
+        subsets=options.subsets,
+        bootstrap=options.bootstrap,
+        force_new=options.force_new,
+    )
+    check_options(run)
+    spec = load_task(options.task)
+    languages = [normalize_language(x, field="--languages") for x in options.languages]
+    if options.translator not in TRANSLATORS:
+        choices = ", ".join(TRANSLATORS)
+        raise InputError(f"must be one of {choices}, got {options.translator!r}", option="translator")
+    for language in languages:  # a language the translator cannot write is refused before anything runs
+        translator_for(options.translator, language)
+    judges = {}
+    for method in options.methods:
+        if method not in method_names():
+            raise InputError(
+                f"unknown method {method!r}; choose from {', '.join(method_names())}", field="--methods"
+            )
+        check_backbone_spec(run.lm, run.backbone_kwargs, method)
+        # The judge's other options at their defaults: `translator` here renders items and is not
+        # CE-Judge's translator into English.
+        program = options.program if method == "cejudge" else "auto"
+        judges[method] = JudgeOptions(method=method, program=program)
+        judges[method].check(spec)
+    return run, spec, languages, judges
 
 
 def translator_for(name: str, language: str) -> Any:
