@@ -8,6 +8,9 @@ from .backbones import (
 from .backbones import (
     use_backbone as use_backbone,
 )
+from .consistency import (
+    ConsistencyOptions as ConsistencyOptions,
+)
 from .data import (
     Item as Item,
 )
