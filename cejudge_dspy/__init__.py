@@ -1,39 +1,17 @@
-"""cejudge-dspy: checklist-engineered multilingual LLM judges (CE-Judge, CheckEval) as DSPy programs."""
+"""cejudge-dspy: checklist-engineered multilingual LLM judges (CE-Judge, CheckEval) as DSPy programs.
+
+Judge one item: `PairwiseJudge` / `PointwiseJudge` (or `build_program(task, method)`) under
+`use_backbone(...)`. Judge a dataset into a run and measure it: `evaluate(task=..., data=..., lm=...)`;
+compare two runs: `compare_runs`; calibrate one: `calibrate`; merge shards: `merge_runs`.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import lazy_loader
 
 __version__ = "0.1.0"
 
-# Lazy exports keep `import cejudge_dspy` (and the CLI's start-up) from importing DSPy's whole stack.
-_EXPORTS = {
-    "PairwiseJudge": "judges.cejudge",
-    "PointwiseJudge": "judges.cejudge",
-    "build_program": "judges",
-    "JudgeOptions": "judges",
-    "program_for_task": "judges",
-    "JudgeResult": "judges.verdicts",
-    "Item": "data",
-    "make_lm": "backbones",
-    "use_backbone": "backbones",
-    "load_task": "tasks",
-    "available_tasks": "tasks",
-    "load_items": "data",
-    "CEJudgeError": "errors",
-    "on_progress": "usage",
-    "StageProgress": "usage",
-    "JudgeMetric": "bridges",
-    "inspect_scorer": "bridges",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        import importlib
-
-        return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
-    raise AttributeError(f"module 'cejudge_dspy' has no attribute {name!r}")
-
-
-__all__ = sorted(_EXPORTS)
+# Lazy (lazy_loader.attach_stub, the names in __init__.pyi): `import cejudge_dspy` and the CLI's start-up
+# do not import DSPy's stack, and dir(cejudge_dspy) lists the public API. `evaluate` is the package of that
+# name, which is callable: `cejudge_dspy.evaluate(...)` runs `cejudge_dspy.evaluate.evaluate(...)`.
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -27,23 +27,20 @@ from cejudge_dspy.cli import _optimize as cli_optimize
 from cejudge_dspy.cli import _rank as cli_rank
 from cejudge_dspy.cli import _view as cli_view
 from cejudge_dspy.cli._common import (
-    Bound,
     add_backbone_args,
-    announce_program,
     backbone,
-    build,
-    check_backbone_args,
-    check_bounds,
+    backbone_options,
+    bound,
+    check_flag,
     parse_fields,
-    program_label,
     run_command,
 )
 from cejudge_dspy.cli._panel import add_panel_arg
-from cejudge_dspy.cli._presets import add_preset_arg, apply_preset, describe_preset
-from cejudge_dspy.cli._program_args import add_program_args, apply_config, given_dests, option_dests
+from cejudge_dspy.cli._presets import add_preset_arg, describe_preset, resolve_preset
+from cejudge_dspy.cli._program_args import add_program_args, program_flags
 from cejudge_dspy.errors import InputError
 
-SHOWN = Bound("-n", "items", 1)
+SHOWN = bound("-n", "items", 1)
 
 
 def _judge_parser(sub: Any) -> None:
@@ -68,30 +65,33 @@ def _judge_parser(sub: Any) -> None:
 def _run_judge(args: argparse.Namespace) -> int:
     from cejudge_dspy.cli._judge_input import items_from_args
     from cejudge_dspy.cli._panel import judge_with_panel, panel_members
-    from cejudge_dspy.cli._program_args import judge_options
     from cejudge_dspy.cli._progress import JudgeDisplay, live
     from cejudge_dspy.cli.display import console, verdict_panel
-    from cejudge_dspy.judges import check_method_backbone
+    from cejudge_dspy.evaluate import program_notes
+    from cejudge_dspy.judges import check_method_backbone, run_program, run_program_identity
     from cejudge_dspy.tasks import load_task
     from cejudge_dspy.usage import clock, on_progress
 
-    task = args.task or ("chat" if args.response_a or args.response_b else "literary")
-    spec = load_task(apply_preset(args, task))
+    flags = program_flags(args)
+    task = flags.task or ("chat" if args.response_a or args.response_b else "literary")
+    resolved = resolve_preset(args.preset, flags, task)
+    spec, judge = load_task(resolved.task), resolved.options
     out, err = console(), console(stderr=True)
     if args.preset:
-        err.print(describe_preset(args, spec.name), soft_wrap=True)
-    if (members := panel_members(args)) is not None:
-        return judge_with_panel(args, spec, items_from_args(args, spec), members)
-    judge_options(args).check(spec)
-    check_method_backbone(args.method, args.lm, args.api_base)
+        err.print(describe_preset(args.preset, flags, resolved), soft_wrap=True)
+    lm_options = backbone_options(args)
+    if (members := panel_members(args, flags.methods, judge, lm_options)) is not None:
+        return judge_with_panel(args, spec, items_from_args(args, spec), members, judge, lm_options)
+    judge.check(spec)
+    check_method_backbone(judge.method, args.lm, args.api_base)
     items = items_from_args(args, spec)
-    announce_program(
-        err, program_label(args, spec.name), spec.name if args.method == "cejudge" else None, args.program
-    )
+    label = run_program_identity(spec.name, judge.method, judge.program)
+    for line in program_notes(label, spec.name, judge):
+        err.print(line)
     # One live line while waiting: the stage in flight, the item's LM calls done of expected, its clock.
     display = JudgeDisplay(err, len(items))
     with live(err, display, transient=True), backbone(args, display), on_progress(display.on_stage):
-        program = build(args, spec.name)
+        program = run_program(spec.name, options=judge)
         results = []
         for n, item in enumerate(items, 1):
             display.start_item(n)
@@ -130,7 +130,7 @@ def _run_tasks(args: argparse.Namespace) -> int:
         return 1 if broken_declarations() else 0
     if not args.name:
         raise InputError("`cejudge tasks show` needs a task name", field="name")
-    check_bounds(args, (SHOWN,))
+    check_flag(SHOWN, args.n)
     spec = load_task(args.name)
     from cejudge_dspy.data import load_items
 
@@ -145,8 +145,9 @@ def _check_one_backbone(args: argparse.Namespace) -> None:
     evaluate); elsewhere a second value is one line, never silently dropped."""
     if hasattr(args, "panel"):
         return
+    given = vars(args)
     for flag, dest in (("--lm", "lm_all"), ("--method", "method_all")):
-        if len(set(getattr(args, dest, None) or [])) > 1:
+        if len(set(given.get(dest) or [])) > 1:
             raise InputError(
                 "is given more than once; only `cejudge judge` and `evaluate` take a panel", field=flag
             )
@@ -179,13 +180,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def handler(args: argparse.Namespace) -> int:
         if hasattr(args, "lm"):  # a command with backbone flags: their bounds before anything runs
-            check_backbone_args(args)
+            backbone_options(args)
             _check_one_backbone(args)
-        if getattr(args, "preset", None) or getattr(args, "config", None):
-            # Which flags the user gave, so that they win over a config file and a preset (_presets.py).
-            args.given_flags = given_dests(args.preset_parser, args_list[1:], option_dests())
-            if args.config:
-                args.given_flags |= apply_config(args, args.given_flags)
         return args.handler(args)
 
     return run_command(handler, args)

@@ -1,5 +1,5 @@
-"""What every `cejudge` command (and `optimize.py`) shares: flags, backbone construction, the program a
-run uses, field parsing, and one error handler with one exit-code convention.
+"""What every `cejudge` command (and `optimize.py`) shares: flags, backbone construction, field parsing, and
+one error handler with one exit-code convention.
 
 Exit codes: 0 success; 1 judged, but some item was not ok (unparsed or error); 2 bad input or usage
 (CEJudgeError); 3 the backbone cannot be built or reached (BackboneError); 130 interrupted.
@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import argparse
 import logging
-import math
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from cejudge_dspy.cli._program_args import Repeatable, judge_options
-from cejudge_dspy.errors import BackboneError, CEJudgeError, InputError
-from cejudge_dspy.judges import ADAPTER_CHOICES
+from cejudge_dspy.cli._program_args import Repeatable, as_flag
+from cejudge_dspy.errors import CEJudgeError, InputError
+from cejudge_dspy.judges import ADAPTER_CHOICES, Option
 
 if TYPE_CHECKING:  # the flags are built without DSPy; commands import it when they run
     import dspy
@@ -27,65 +25,33 @@ if TYPE_CHECKING:  # the flags are built without DSPy; commands import it when t
 Handler = Callable[[argparse.Namespace], int]
 
 
-@dataclass(frozen=True)
-class Bound:
-    """A numeric flag's range, checked before a command does anything: [low, high] (None: open on that
-    side); NaN and the infinities are never in it, so they never reach a run.json."""
-
-    flag: str
-    what: str
-    low: float | None = None
-    high: float | None = None
-
-    @property
-    def dest(self) -> str:
-        return self.flag.lstrip("-").replace("-", "_")
-
-    def describe(self) -> str:
-        """The range as a help text says it."""
-        if self.low is not None and self.high is not None:
-            return f"{_num(self.low)} to {_num(self.high)}"
-        return f"at least {_num(self.low)}" if self.low is not None else "a finite number"
-
-    def check(self, value: Any) -> None:
-        if value is None:  # not given, and no default: the option is off
-            return
-        if not math.isfinite(value):
-            raise InputError(f"must be a finite number ({self.what}), got {value}", field=self.flag)
-        if self.low is not None and value < self.low:
-            raise InputError(f"must be at least {_num(self.low)} ({self.what}), got {value}", field=self.flag)
-        if self.high is not None and value > self.high:
-            raise InputError(f"must be at most {_num(self.high)} ({self.what}), got {value}", field=self.flag)
+def bound(flag: str, what: str, low: float | None = None, high: float | None = None) -> Option:
+    """A numeric flag's range, [low, high] (None: open on that side), declared as the judge's options
+    declare theirs: `Option.problem` is the one check (NaN and the infinities are never in range)."""
+    return Option(flag=flag, help="", kind="number", low=low, high=high, what=what)
 
 
-def _num(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else str(value)
-
-
-def check_bounds(args: argparse.Namespace, bounds: Sequence[Bound]) -> None:
-    """Each bounded flag the command has, one line for the first out of range."""
-    for bound in bounds:
-        bound.check(getattr(args, bound.dest, None))
+def check_flag(option: Option, value: Any) -> None:
+    """One line naming the flag when `value` is out of its range (None: not given, the option is off)."""
+    if value is not None and (problem := option.problem(value)) is not None:
+        raise InputError(problem, field=option.flag)
 
 
 # The backbone's numeric flags. Temperatures above 2 are outside what the HTTP providers accept; llama.cpp's
 # seed is a 32-bit unsigned number.
-TEMPERATURE = Bound("--temperature", "a sampling temperature", 0.0, 2.0)
-SEED = Bound("--seed", "a random seed", 0, 2**32 - 1)
-MAX_TOKENS = Bound("--max-tokens", "tokens", 1)
+TEMPERATURE = bound("--temperature", "a sampling temperature", 0.0, 2.0)
+SEED = bound("--seed", "a random seed", 0, 2**32 - 1)
+MAX_TOKENS = bound("--max-tokens", "tokens", 1)
 # Its range is the backbone's own (backbones.check_backbone: above 0); here only a finite number.
-REPEAT_PENALTY = Bound("--repeat-penalty", "a repeat penalty")
+REPEAT_PENALTY = bound("--repeat-penalty", "a repeat penalty")
 # Seconds one call to an HTTP backbone may take, retries included (backbones.TIMEOUT_RANGE says the same):
 # a server that accepts a request and never answers ends the run in this time, not in the client's 600 s.
-TIMEOUT = Bound("--timeout", "seconds", 1, 3600)
+TIMEOUT = bound("--timeout", "seconds", 1, 3600)
 DEFAULT_TIMEOUT = 120  # backbones.DEFAULT_TIMEOUT_S
-BACKBONE_BOUNDS = (TEMPERATURE, SEED, MAX_TOKENS, REPEAT_PENALTY, TIMEOUT)
-# Resamples a bootstrap interval may draw: each draws one index per item, all held at once, so a larger
-# count costs memory in proportion and hangs a command asked for 10^8.
-MAX_BOOTSTRAP = 10_000
 
 
 def add_backbone_args(p: argparse.ArgumentParser) -> None:
+    p.set_defaults(lm_all=None)  # every --lm given (Repeatable): several name a panel's members
     g = p.add_argument_group("backbone")
     g.add_argument(
         "--lm",
@@ -150,29 +116,6 @@ def add_backbone_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def check_backbone_args(args: argparse.Namespace) -> None:
-    """The backbone flags' bounds, before a command builds anything."""
-    check_bounds(args, BACKBONE_BOUNDS)
-
-
-def check_api_key(args: argparse.Namespace) -> None:
-    """An `openai/` model with no key to send: DSPy's native route fails on the first call, which for
-    `evaluate` comes after its run directory opened. A local OpenAI-compatible server (--api-base) may
-    take no key."""
-    check_key(getattr(args, "lm", None), args.api_key, args.api_base)
-
-
-def check_key(lm: Any, api_key: str | None, api_base: str | None) -> None:
-    """`check_api_key` for one backbone (a panel's member has its own key and server)."""
-    if not isinstance(lm, str) or not lm.strip().startswith("openai/"):
-        return
-    if not (api_key or api_base or os.environ.get("OPENAI_API_KEY")):
-        raise BackboneError(
-            f"backbone '{lm.strip()}' has no API key; pass --api-key or set OPENAI_API_KEY "
-            "(or --api-base for a local OpenAI-compatible server)"
-        )
-
-
 @contextmanager
 def backbone(args: argparse.Namespace, status: Any = None) -> Iterator[dspy.LM]:
     """Build the LM from flags and make it current for the block (dspy.context, not configure)."""
@@ -188,11 +131,14 @@ def backbone(args: argparse.Namespace, status: Any = None) -> Iterator[dspy.LM]:
 
 
 def backbone_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The backbone flags as `use_backbone` / `check_backbone` / `make_lm` keyword arguments (a Ray worker
-    builds its LM from these)."""
-    check_backbone_args(args)
+    """The backbone flags, checked, as `use_backbone` / `check_backbone` / `make_lm` keyword arguments (a
+    Ray worker builds its LM from these): the one place they are read."""
+    flags = vars(args)
+    for option in (TEMPERATURE, SEED, MAX_TOKENS, REPEAT_PENALTY, TIMEOUT):
+        check_flag(option, flags.get(option.dest))
     from cejudge_dspy.backbones import DEFAULT_REPEAT_PENALTY
 
+    rp, parallel = flags.get("repeat_penalty"), flags.get("parallel")
     return {
         "api_base": args.api_base,
         "api_key": args.api_key,
@@ -200,52 +146,14 @@ def backbone_options(args: argparse.Namespace) -> dict[str, Any]:
         "seed": args.seed,
         "max_tokens": args.max_tokens,
         "cache": not args.no_cache,
-        "adapter": adapter_choice(args),
-        "timeout": float(getattr(args, "timeout", None) or DEFAULT_TIMEOUT),
-        **({"require_logprobs": True} if getattr(args, "require_logprobs", False) else {}),
+        "adapter": flags.get("adapter") or "auto",
+        "timeout": float(flags.get("timeout") or DEFAULT_TIMEOUT),
+        **({"require_logprobs": True} if flags.get("require_logprobs") else {}),
         # Passed only when set: HTTP backbones refuse a sampler setting they do not have.
-        **({"repeat_penalty": rp} if (rp := repeat_penalty(args)) != DEFAULT_REPEAT_PENALTY else {}),
+        **({"repeat_penalty": float(rp)} if rp is not None and float(rp) != DEFAULT_REPEAT_PENALTY else {}),
         # Passed only when given: HTTP backbones refuse a setting they do not have.
-        **({"parallel": n} if (n := getattr(args, "parallel", None)) is not None else {}),
+        **({"parallel": parallel} if parallel is not None else {}),
     }
-
-
-def adapter_choice(args: argparse.Namespace) -> str:
-    """The --adapter of a run (parsers without the flag: auto, the backbone's own)."""
-    return str(getattr(args, "adapter", None) or "auto")
-
-
-def repeat_penalty(args: argparse.Namespace) -> float:
-    """The --repeat-penalty of a run (not given, or parsers without the flag: the engine's default)."""
-    from cejudge_dspy.backbones import DEFAULT_REPEAT_PENALTY
-
-    given = getattr(args, "repeat_penalty", None)
-    return DEFAULT_REPEAT_PENALTY if given is None else float(given)
-
-
-def program_label(args: argparse.Namespace, task: str) -> str:
-    """What --program resolves to for this run: "base" or a tuned state file with its hash (only CE-Judge
-    has tuned programs). Run records keep this, so a resume never mixes two programs."""
-    from cejudge_dspy.judges import run_program_identity
-
-    return run_program_identity(task, args.method, args.program)
-
-
-def announce_program(err: Any, label: str, task: str | None = None, program: str = "auto") -> None:
-    """Say on stderr that a tuned program judges, or why `--program auto` passed over a tuned file."""
-    if label != "base":
-        err.print(f"program: {label} (tuned; --program base for the hand-written one)")
-        return
-    from cejudge_dspy.judges import auto_choice
-
-    if task is not None and program == "auto" and (why := auto_choice(task)[1]):
-        err.print(f"program: base ({why})")
-
-
-def build(args: argparse.Namespace, task: str) -> dspy.Module:
-    from cejudge_dspy.judges import run_program
-
-    return run_program(task, options=judge_options(args))
 
 
 def parse_fields(pairs: Sequence[str] | None, flag: str = "--field") -> dict[str, str]:
@@ -260,13 +168,16 @@ def parse_fields(pairs: Sequence[str] | None, flag: str = "--field") -> dict[str
 
 def run_command(handler: Handler, args: argparse.Namespace) -> int:
     """Run a command: every CEJudgeError (and a backbone failure DSPy wrapped) is one red line on stderr
-    and its exit code; anything else is a bug and keeps its traceback. The package's warnings while it
+    and its exit code; anything else is a bug and keeps its traceback. An option the library names as
+    Python spells it (`tie_band`) is named by its flag here (`--tie-band`). The package's warnings while it
     runs (a backbone's refusal, quoted) say no secret of the command either (`_RedactingFilter`)."""
     quiet = _RedactingFilter(args)
     logging.getLogger("cejudge_dspy").addFilter(quiet)
     try:
         try:
             return handler(args)
+        except InputError as exc:
+            raise as_flag(exc) from None
         except CEJudgeError:
             raise
         except Exception as exc:

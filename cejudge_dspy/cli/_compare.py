@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from cejudge_dspy.cli._common import check_bounds
+from cejudge_dspy.cli._common import check_flag
 from cejudge_dspy.cli._run_args import BOOTSTRAP
 from cejudge_dspy.errors import InputError
 
@@ -135,7 +135,7 @@ def run_compare(args: argparse.Namespace) -> int:
     from cejudge_dspy.cli.display import compare_table, console
     from cejudge_dspy.metrics import ablation_table, compare_runs, rules_table
 
-    check_bounds(args, (BOOTSTRAP,))
+    check_flag(BOOTSTRAP, args.bootstrap)
     runs = [Path(r) for r in args.runs]
     if (args.ablations or args.rules) and (args.rule_a or args.rule_b):
         raise InputError(
@@ -174,7 +174,7 @@ def run_merge(args: argparse.Namespace) -> int:
     from cejudge_dspy.cli.display import console, summary_table
     from cejudge_dspy.evaluate import merge_runs
 
-    check_bounds(args, (BOOTSTRAP,))
+    check_flag(BOOTSTRAP, args.bootstrap)
     if args.members:
         return _merge_members(args)
     if args.tie_band is not None:
@@ -195,19 +195,15 @@ def run_merge(args: argparse.Namespace) -> int:
 
 
 def _merge_members(args: argparse.Namespace) -> int:
-    from cejudge_dspy.cli._evaluate_run import print_run_tables
-    from cejudge_dspy.cli.display import console
+    from cejudge_dspy.cli.display import console, run_tables
     from cejudge_dspy.evaluate import merge_members
-    from cejudge_dspy.judges import JudgeOptions
     from cejudge_dspy.tasks import load_task
 
-    band = dict(JudgeOptions.options())["tie_band"]  # the one bound --tie-band has everywhere
-    if args.tie_band is not None and (problem := band.problem(args.tie_band)):
-        raise InputError(problem, field="--tie-band")
     summary = merge_members(
         [Path(r) for r in args.runs], Path(args.out), tie_band=args.tie_band, n_resamples=args.bootstrap
     )
-    print_run_tables(summary, load_task(summary["task"]).mode)
+    for table in run_tables(summary, load_task(summary["task"]).mode):
+        console().print(table)
     beyond = {k: n for k, n in summary["run"]["members_beyond_panel"].items() if n}
     if beyond:
         said = ", ".join(f"{k} {n}" for k, n in beyond.items())

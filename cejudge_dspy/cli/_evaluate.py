@@ -1,31 +1,25 @@
-"""CLI commands over datasets and runs: evaluate, score-predictions, compare, merge.
-
-`evaluate` writes as it goes (see `evaluate.judge_items`), so Ctrl-C or a crash loses at most the items in
-flight.
-This module checks the options and inputs, picks the shard and opens the run directory; the judging and
-the tables are _evaluate_run.py's, and the commands over runs already written (score-predictions, compare,
-merge) are _compare.py's, registered here.
-"""
+"""`cejudge evaluate`: the flags, read once into `EvaluateOptions`, the library's `evaluate` called with a
+live display, then the run's tables and the exit code. The commands over runs already written
+(score-predictions, compare, merge) are _compare.py's, registered here."""
 
 from __future__ import annotations
 
 import argparse
-import hashlib
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
 
-from cejudge_dspy.cli._common import add_backbone_args, build, parse_fields, program_label
+from cejudge_dspy.cli._common import add_backbone_args, backbone_options, parse_fields
 from cejudge_dspy.cli._compare import add_parsers as add_compare_parsers
-from cejudge_dspy.cli._evaluate_ray import add_ray_args, check_ray_args
-from cejudge_dspy.cli._panel import add_panel_arg
-from cejudge_dspy.cli._presets import add_preset_arg, apply_preset, describe_preset
-from cejudge_dspy.cli._program_args import add_program_args
-from cejudge_dspy.cli._run_args import add_data_args, add_run_args, load_data_items
+from cejudge_dspy.cli._panel import add_panel_arg, panel_members
+from cejudge_dspy.cli._presets import add_preset_arg, describe_preset, resolve_preset
+from cejudge_dspy.cli._program_args import add_program_args, program_flags
+from cejudge_dspy.cli._run_args import add_data_args, add_run_args
 from cejudge_dspy.cli._selective import add_selective_args
 from cejudge_dspy.errors import InputError
-
-if TYPE_CHECKING:  # the parser is built without DSPy (data imports it)
-    from cejudge_dspy.data import Item
+from cejudge_dspy.evaluate import BOUNDS, EvaluateProgress
 
 
 def add_parsers(sub: Any) -> None:
@@ -42,23 +36,25 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--shard", help="K/N: judge only the K-th of N deterministic shards")
     add_run_args(p)
     add_selective_args(p)
-    add_ray_args(p)
+    g = p.add_argument_group("ray (optional extra: pip install 'cejudge-dspy[ray]')")
+    g.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        default=None,
+        metavar="ADDRESS",
+        help="judge on Ray actors: a cluster's ADDRESS (host:port, or auto for RAY_ADDRESS), "
+        "or none to start Ray on this machine (127.0.0.1 only); --concurrency is then per actor",
+    )
+    g.add_argument("--ray-actors", type=int, default=None, help="actors (default: the cluster's CPUs)")
+    g.add_argument(
+        "--ray-cpus-per-actor",
+        type=float,
+        default=1.0,
+        help=f"CPUs each actor reserves ({BOUNDS['ray_cpus_per_actor'].describe()}; default 1)",
+    )
     p.set_defaults(handler=run_evaluate)
     add_compare_parsers(sub)  # score-predictions, compare, merge
-
-
-def shard_key(item: Item) -> str:
-    """What decides an item's shard: its group, else its instruction. Items that share an instruction
-    (MM-Eval prompts, LitEval sources) land in one shard, so its concepts and translation are computed
-    once, as in a single run; shard sizes are less even than hashing ids would make them."""
-    from cejudge_dspy.evaluate import group_key
-
-    return group_key(item)  # --ray groups items the same way
-
-
-def shard_of(key: str, n: int) -> int:
-    """Deterministic shard (0-based) of a key: the same on every machine and every run."""
-    return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % n
 
 
 def parse_shard(value: str | None) -> tuple[int, int] | None:
@@ -71,69 +67,103 @@ def parse_shard(value: str | None) -> tuple[int, int] | None:
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    from cejudge_dspy.cli._evaluate_run import judge_and_summarize
-    from cejudge_dspy.cli._panel import build_panel, check_panel, panel_identity, panel_members
-    from cejudge_dspy.cli._run_setup import check_lm, check_options, check_program_options, run_identity
-    from cejudge_dspy.cli.display import console
-    from cejudge_dspy.data import field_mapping, fingerprint
-    from cejudge_dspy.judges import prompt_fingerprint
-    from cejudge_dspy.runs import item_ids, lock, prepare_run_dir
+    from cejudge_dspy.cli.display import console, run_tables
+    from cejudge_dspy.evaluate import EvaluateOptions, RayOptions, check_options, evaluate
     from cejudge_dspy.tasks import load_task
 
-    # Everything is checked before anything is written: a typo never leaves a run behind.
-    if not args.task:
+    flags = program_flags(args)
+    if not flags.task:
         raise InputError("is required for evaluate", field="--task")
-    check_options(args)
-    check_ray_args(args)
-    shard = parse_shard(args.shard)
-    spec = load_task(apply_preset(args, args.task))
-    if args.preset:
-        console(stderr=True).print(describe_preset(args, spec.name), soft_wrap=True)
-    members = panel_members(args)
-    if members is None:
-        check_program_options(args, spec)
-        check_lm(args)
-        program = build(args, spec.name)
-    else:
-        check_panel(args, spec, members)
-        program, panel = build_panel(args, spec, members)
-    args.members = members
-    fields, constants = parse_fields(args.field), parse_fields(args.const, "--const")
-    items = load_data_items(args, spec, fields, constants)
-    if shard:
-        items = [i for i in items if shard_of(shard_key(i), shard[1]) == shard[0] - 1]
-    _say_unlabelled(spec, items, field_mapping(spec, fields, constants)[0].get("label"))
-    method = args.method if members is None else "panel"
-    # --task named a declared task, and task names are plain (tasks/_parsing.py): the default stays in ./runs
-    out = Path(args.out or f"runs/{args.task}-{method}" + (f"-{args.preset}" if args.preset else ""))
-    config = run_identity(
-        args,
-        spec,
-        program_label(args, spec.name) if members is None else "panel",
-        fingerprint(spec, args.data),
-        *field_mapping(spec, fields, constants),
-        prompts=prompt_fingerprint(program),
+    if args.ray is None and args.ray_actors is not None:
+        raise InputError("needs --ray", field="--ray-actors")
+    ray = RayOptions(args.ray, args.ray_actors, args.ray_cpus_per_actor) if args.ray is not None else None
+    options = EvaluateOptions(
+        task=flags.task,
+        data=args.data,
+        judge=flags.options(),
+        lm=args.lm,
+        out=args.out,
+        concurrency=args.concurrency,
+        limit=args.limit,
+        first=args.first,
+        seed=args.seed,
+        languages=args.language,
+        subsets=args.subset,
+        shard=parse_shard(args.shard),
+        bootstrap=args.bootstrap,
+        abstain_below=args.abstain_below,
+        confidence=args.confidence,
+        force_new=args.force_new,
+        ray=ray,
+        preset=args.preset,
     )
-    if shard:
-        config["shard"] = f"{shard[0]}/{shard[1]}"
-    if members is not None:
-        config |= panel_identity(args, members, panel)
-    config["items"] = item_ids([i.id for i in items])  # what readers and merge check a run's records against
-    with lock(out):
-        records = prepare_run_dir(out, config, force_new=args.force_new)
-        return judge_and_summarize(args, spec, program, items, records, out, config)
+    check_options(options)  # the run's own flags first, before the task is read
+    resolved = resolve_preset(args.preset, flags, flags.task)
+    if args.preset:
+        console(stderr=True).print(describe_preset(args.preset, flags, resolved), soft_wrap=True)
+    lm_options = backbone_options(args)
+    members = panel_members(args, flags.methods, resolved.options, lm_options)
+    options = replace(options, judge=resolved.options, lm_options=lm_options, panel=members)
+    options = replace(
+        options,
+        task=resolved.task,  # a preset's declaration; the run directory keeps the name given
+        out=options.run_dir,
+        panel_source=args.panel or "panel",
+        fields=parse_fields(args.field),
+        constants=parse_fields(args.const, "--const"),
+        headline=resolved.headline,
+    )
+    run = evaluate(options, progress=LiveProgress(console(stderr=True)))
+    for table in run_tables(run.summary, load_task(resolved.task).mode):
+        console().print(table)
+    console().print(f"results: {run.results_path} · summary: {run.summary_path}")
+    return _exit_code(console(stderr=True), run.records, run.errors)
 
 
-def _say_unlabelled(spec: Any, items: list[Item], label_column: str | None) -> None:
-    """One stderr line when items have no gold label (they get verdict shares or score distributions, not
-    the task's metric), naming the declared label column a file lacked, so a forgotten `--field label=`
-    is seen before the run, not after it."""
-    unlabelled = sum(i.label is None for i in items)
-    if not unlabelled:
-        return
-    line = f"{unlabelled} of {len(items)} items have no gold label: they get no {spec.metric}"
-    if unlabelled == len(items) and label_column:
-        line += f" (the data has no '{label_column}' column; map yours with --field label=COLUMN)"
-    from cejudge_dspy.cli.display import console
+def _exit_code(err: Any, records: list[Any], errors: list[Any]) -> int:
+    """1 when every item of the run errored (a configuration fault, not a result), else 0."""
+    if records and len(errors) == len(records):
+        err.print(f"error: every item failed ({len(errors)}); the first: {errors[0].error}", soft_wrap=True)
+        return 1
+    if errors:
+        err.print(f"warning: {len(errors)} items failed; rerun the same command to retry them")
+    return 0
 
-    console(stderr=True).print(line, markup=False, soft_wrap=True)
+
+class LiveProgress(EvaluateProgress):
+    """`evaluate`'s progress on stderr: its notes as lines, and while items are judged the run's bar with
+    one line per item in flight (cli/_progress.py's RunDisplay); on Ray, a line of per-worker counts."""
+
+    def __init__(self, err: Any) -> None:
+        self.err = err
+        self.display: Any = None
+        self.worker_counts: dict[str, Any] = {}
+
+    def note(self, line: str) -> None:
+        self.err.print(line, soft_wrap=True, markup=False)
+
+    def status(self, message: str) -> None:
+        if self.display is not None:
+            self.display.update(message)
+
+    @contextmanager
+    def judging(self, title: str, total: int) -> Iterator[None]:
+        from cejudge_dspy.cli._progress import RunDisplay, live
+
+        self.display = RunDisplay(title, total)
+        self.display.show_workers(self.worker_counts)
+        with live(self.err, self.display, transient=False):
+            yield
+
+    def stage(self, item_id: str, event: Any) -> None:
+        self.display.on_stage(item_id, event)
+
+    def record(self, record: Any) -> None:
+        self.display.on_record(record.id, record.status)
+
+    def workers(self, workers: dict[str, Any]) -> None:
+        self.worker_counts = workers
+
+    def ready(self) -> None:  # the clock, the rate and the ETA count judging, not Ray's start
+        self.display.counts.started = time.monotonic()
+        self.display.update("")

@@ -16,13 +16,15 @@ import argparse
 from dataclasses import dataclass, field
 from typing import Any
 
+from cejudge_dspy.cli._program_args import ProgramFlags
 from cejudge_dspy.errors import InputError
+from cejudge_dspy.judges import JudgeOptions
 from cejudge_dspy.tasks import TaskSpec, available_tasks, load_task, preset_task
 
 
 @dataclass(frozen=True)
 class Preset:
-    """Flag values by argparse dest, and what a pairwise run's table leads with."""
+    """JudgeOptions values by field name, and what a pairwise run's table leads with."""
 
     options: dict[str, Any]
     headline: str
@@ -46,8 +48,8 @@ PRESETS: dict[str, Preset] = {
         },
         headline="strict",
         pointwise_options={
-            "language_check": "off",
-            "likelihood_check": "off",
+            "language_check": False,
+            "likelihood_check": False,
             "reference": False,
             "answers": True,
         },
@@ -76,21 +78,27 @@ def add_preset_arg(p: argparse.ArgumentParser) -> None:
         "reference translation, the pointwise judgment's checklist answers written out, strict accuracy "
         "first); flags given explicitly win",
     )
-    p.set_defaults(preset_parser=p)
 
 
-def apply_preset(args: argparse.Namespace, task: str) -> str:
-    """Resolve `--preset` for `task`: set the preset's options the user did not give (`args.given_flags`,
-    filled by the entry point: flags on the command line or in a --config file) and return the name of
-    the declaration to judge with."""
-    args.headline = None
-    name = getattr(args, "preset", None)
+@dataclass(frozen=True)
+class Resolved:
+    """A command's task and judge once its preset applies: the declaration to judge with, the options, and
+    the metric a pairwise run's table leads with."""
+
+    task: str
+    options: JudgeOptions
+    headline: str | None = None
+
+
+def resolve_preset(name: str | None, flags: ProgramFlags, task: str) -> Resolved:
+    """Resolve `--preset` for `task`: the preset's options the user did not give (on the command line or in
+    a --config file) and the name of the declaration to judge with."""
     if not name:
-        return task
-    if args.method != "cejudge":
+        return Resolved(task, flags.options())
+    method = flags.given.get("method", "cejudge")
+    if method != "cejudge":
         raise InputError(
-            f"{name} is CE-Judge's configuration; it does not apply to --method {args.method}",
-            field="--preset",
+            f"{name} is CE-Judge's configuration; it does not apply to --method {method}", field="--preset"
         )
     spec = preset_task(task, name)
     if spec is None:
@@ -101,24 +109,26 @@ def apply_preset(args: argparse.Namespace, task: str) -> str:
             f'preset = "{name}"); tasks that have one: {", ".join(having) or "none"}',
             field="--preset",
         )
-    preset, given = PRESETS[name], getattr(args, "given_flags", set())
-    options = _applicable(preset, spec)
-    for dest, value in options.items():
-        if dest not in given:
-            setattr(args, dest, value)
-    args.headline = preset.headline if spec.mode == "pairwise" else None
-    return spec.name
+    preset = PRESETS[name]
+    headline = preset.headline if spec.mode == "pairwise" else None
+    return Resolved(spec.name, flags.options(_applicable(preset, spec)), headline)
 
 
-def describe_preset(args: argparse.Namespace, task: str) -> str:
+def describe_preset(name: str, flags: ProgramFlags, resolved: Resolved) -> str:
     """One line for stderr: what the preset resolved to (the options that apply to the task's mode),
-    and which flags given explicitly overrode it."""
-    preset, spec = PRESETS[args.preset], load_task(task)
-    given = getattr(args, "given_flags", set())
-    dests = list(_applicable(preset, spec))
+    and which options given explicitly overrode it."""
+    preset, spec = PRESETS[name], load_task(resolved.task)
+    names = list(_applicable(preset, spec))
     if spec.mode == "pointwise":
-        dests = [d for d in dests if d not in ("judgment", "orders")]
-    shown = [f"{d.replace('_', ' ')} {getattr(args, d)}" for d in dests]
-    mine = [s for d, s in zip(dests, shown, strict=True) if d in given]
-    head = f"preset {args.preset}: task {task}, " + ", ".join(s for s in shown if s not in mine)
+        names = [d for d in names if d not in ("judgment", "orders")]
+    shown = [f"{d.replace('_', ' ')} {_spelt(getattr(resolved.options, d), d)}" for d in names]
+    mine = [s for d, s in zip(names, shown, strict=True) if d in flags.given]
+    head = f"preset {name}: task {resolved.task}, " + ", ".join(s for s in shown if s not in mine)
     return head + (f" (given explicitly: {', '.join(mine)})" if mine else "")
+
+
+def _spelt(value: Any, name: str) -> Any:
+    """A value as its flag spells it (`--language-check off`)."""
+    if name in ("language_check", "likelihood_check"):
+        return "on" if value is not False else "off"
+    return value

@@ -1,12 +1,16 @@
 """The program flags of `cejudge judge` and `cejudge evaluate`, built from the judge's options object
 (`JudgeOptions`: one field per option, with its flag, help and kind), and `--config FILE`, a TOML file of
-the same options that the flags given on the command line override."""
+the same options that the flags given on the command line override.
+
+A program flag has no argparse default: the namespace holds only the flags given, so `program_flags` knows
+which they are without parsing twice, and fills the rest from a --config file, then a preset, then
+JudgeOptions' defaults (flags > config file > preset > defaults)."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
-from dataclasses import fields
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -29,10 +33,9 @@ def add_program_args(p: argparse.ArgumentParser, options: type[JudgeOptions] = J
         help="a TOML file of judge options (the flags' names with underscores, e.g. tie_band = 0.1, "
         "concepts = false); flags given on the command line win",
     )
-    defaults = options()
     for f in fields(options):
-        opt: Option = f.metadata["option"]
-        _add_flag(groups[opt.group], opt, getattr(defaults, f.name))
+        _add_flag(groups[f.metadata["option"].group], f.metadata["option"])
+    p.set_defaults(method_all=None)
 
 
 class Repeatable(argparse.Action):
@@ -47,61 +50,86 @@ class Repeatable(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def _add_flag(g: Any, opt: Option, default: Any) -> None:
+def _add_flag(g: Any, opt: Option) -> None:
+    unset = argparse.SUPPRESS  # the namespace holds a program flag only when it is given
     if opt.repeatable:
-        g.add_argument(opt.flag, default=default, action=Repeatable, help=opt.help)
+        g.add_argument(opt.flag, default=unset, action=Repeatable, help=opt.help)
     elif opt.kind == "choice":
-        g.add_argument(opt.flag, default=default, choices=opt.choices, help=opt.help)
+        g.add_argument(opt.flag, default=unset, choices=opt.choices, help=opt.help)
     elif opt.kind == "number":
-        g.add_argument(opt.flag, type=float, default=default, help=opt.help)
+        g.add_argument(opt.flag, type=float, default=unset, help=opt.help)
     elif opt.kind == "text":
-        g.add_argument(opt.flag, default=default, help=opt.help)
+        g.add_argument(opt.flag, default=unset, help=opt.help)
     elif opt.kind == "switch":
-        g.add_argument(opt.flag, action=argparse.BooleanOptionalAction, default=None, help=opt.help)
+        g.add_argument(opt.flag, action=argparse.BooleanOptionalAction, default=unset, help=opt.help)
     elif opt.kind == "negated":
-        g.add_argument(opt.flag, action="store_true", help=opt.help)
+        g.add_argument(opt.flag, action="store_true", default=unset, help=opt.help)
     else:  # on_off
-        g.add_argument(opt.flag, default=None, choices=("on", "off"), help=opt.help)
+        g.add_argument(opt.flag, default=unset, choices=("on", "off"), help=opt.help)
 
 
-def judge_options(args: argparse.Namespace, options: type[JudgeOptions] = JudgeOptions) -> JudgeOptions:
-    """The judge's options a command's flags hold (the same on the driver and on every Ray worker)."""
-    return options.from_namespace(args)
-
-
-def option_dests() -> list[str]:
-    """The argparse attributes of the judge's options."""
-    return [opt.dest for _, opt in JudgeOptions.options()]
-
-
-def apply_config(args: argparse.Namespace, given: set[str]) -> set[str]:
-    """Set the options of `args.config` (a TOML file) that the command line did not give; returns the
-    attributes it set, which a preset then leaves alone (flags > config file > preset > defaults)."""
-    path = Path(args.config)
-    table = read_toml(path, partial(InputError, field="--config"))
-    options = JudgeOptions.from_mapping(table, str(path))
-    chosen = set(table)
-    set_here: set[str] = set()
-    for name, opt in JudgeOptions.options():
-        if name not in chosen or opt.dest in given:
+def given_options(args: argparse.Namespace, options: type[JudgeOptions] = JudgeOptions) -> dict[str, Any]:
+    """The judge's options the command line gave, by field name, typed as the fields are."""
+    flags, values = vars(args), {}
+    for name, opt in options.options():
+        if opt.dest not in flags:
             continue
-        value = getattr(options, name)
-        if opt.kind == "negated":
-            value = not value
-        elif opt.kind == "on_off":
-            value = "on" if value else "off"
-        setattr(args, opt.dest, value)
-        set_here.add(opt.dest)
-    return set_here
+        raw = flags[opt.dest]
+        values[name] = not raw if opt.kind == "negated" else raw == "on" if opt.kind == "on_off" else raw
+    return values
 
 
-def given_dests(parser: argparse.ArgumentParser, argv: Sequence[str], dests: Sequence[str]) -> set[str]:
-    """The `dests` of `parser` (a command's parser) that `argv` (the command's own arguments) sets.
+def config_options(path: str | Path) -> dict[str, Any]:
+    """The options of a `--config` TOML file, by field name; a wrong key or value is one line naming the
+    file and the key (the nearest known key for a typo)."""
+    table = read_toml(Path(path), partial(InputError, field="--config"))
+    options = JudgeOptions.from_mapping(table, str(path))
+    return {name: getattr(options, name) for name in table}
 
-    Parses again into a namespace whose dests hold a sentinel: argparse fills in a default only for a dest
-    the namespace lacks, so a dest that lost its sentinel was given, however it was spelt
-    (`--translator=llm`, an abbreviation)."""
-    unset = object()
-    namespace = argparse.Namespace(**dict.fromkeys(dests, unset))
-    parser.parse_known_args(list(argv), namespace=namespace)
-    return {dest for dest in dests if getattr(namespace, dest) is not unset}
+
+@dataclass(frozen=True)
+class ProgramFlags:
+    """The program flags of a command, read once: the task, the judge's options from the flags and the
+    --config file (`given`, by field name) and every --method given (several: a panel)."""
+
+    task: str | None
+    given: Mapping[str, Any]
+    methods: list[str]
+    cls: type[JudgeOptions] = JudgeOptions
+
+    def options(self, preset: Mapping[str, Any] | None = None) -> JudgeOptions:
+        """The judge's options: these flags over the preset's values over the defaults; a value out of its
+        bounds is one line naming its flag."""
+        try:
+            return self.cls(**{**(preset or {}), **self.given})
+        except InputError as exc:
+            raise as_flag(exc) from None
+
+
+def program_flags(args: argparse.Namespace, cls: type[JudgeOptions] = JudgeOptions) -> ProgramFlags:
+    """The command's program flags: given flags win over a --config file's options."""
+    given = given_options(args, cls)
+    if args.config:
+        given = {**config_options(args.config), **given}
+    methods = list(dict.fromkeys(args.method_all or [given.get("method", "cejudge")]))
+    return ProgramFlags(args.task, given, methods, cls)
+
+
+def judge_options(args: argparse.Namespace, cls: type[JudgeOptions] = JudgeOptions) -> JudgeOptions:
+    """The judge's options a command's flags hold (flags over a --config file, no preset)."""
+    return program_flags(args, cls).options()
+
+
+# Library options whose flag is not `--` + the name with dashes (the judge's: their Option's flag).
+_FLAGS = {"languages": "--language", "subsets": "--subset", "run": "run"}
+
+
+def flag_of(option: str) -> str:
+    """The flag of a library option (`tie_band` -> `--tie-band`, `concepts` -> `--no-concepts`)."""
+    judge = {name: opt.flag for name, opt in JudgeOptions.options()}
+    return judge.get(option) or _FLAGS.get(option) or "--" + option.replace("_", "-")
+
+
+def as_flag(exc: InputError) -> InputError:
+    """The library's error naming an option as Python spells it (`tie_band`), naming its flag instead."""
+    return exc if exc.option is None else InputError(exc.detail, item=exc.item, field=flag_of(exc.option))

@@ -11,10 +11,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from cejudge_dspy.cli._common import add_backbone_args, build, check_bounds, parse_fields, program_label
+from cejudge_dspy.cli._common import add_backbone_args, backbone_options, check_flag, parse_fields
 from cejudge_dspy.cli._panel import add_panel_arg
 from cejudge_dspy.cli._program_args import add_program_args
-from cejudge_dspy.cli._run_args import BOOTSTRAP, CONCURRENCY, add_run_args
+from cejudge_dspy.cli._run_args import add_run_args
 from cejudge_dspy.errors import InputError
 
 SCHEDULE_CHOICES = ("all-pairs", "baseline", "adaptive")  # rank.SCHEDULES, without importing DSPy
@@ -73,24 +73,23 @@ def add_parsers(sub: Any) -> None:
 
 
 def run_rank(args: argparse.Namespace) -> int:
-    from cejudge_dspy.cli._panel import build_panel, check_panel, panel_identity, panel_members
-    from cejudge_dspy.cli._run_setup import check_lm, check_out, check_program_options
+    from cejudge_dspy.cli._program_args import program_flags
     from cejudge_dspy.cli.display import console, ranking_tables
-    from cejudge_dspy.judges import prompt_fingerprint
+    from cejudge_dspy.evaluate import BOUNDS, check_out, panel_identity
     from cejudge_dspy.rank import RankOptions, load_systems
     from cejudge_dspy.tasks import load_task
 
-    if not args.task:
+    flags = program_flags(args)
+    if not flags.task:
         raise InputError("is required for rank", field="--task")
-    check_bounds(args, (CONCURRENCY, BOOTSTRAP))
+    for name in ("concurrency", "bootstrap"):
+        check_flag(BOUNDS[name], getattr(args, name))
     if args.prompts is not None and args.prompts < 1:
         raise InputError(f"must be at least 1, got {args.prompts}", field="--prompts")
-    from cejudge_dspy.cli._program_args import judge_options
-
-    judge_options(args).check_bounds()
-    if args.out:
-        check_out(Path(args.out))
-    spec = load_task(args.task)
+    judge = flags.options()
+    if args.out is not None:
+        check_out(Path(args.out) if args.out.strip() else None, "--out")
+    spec = load_task(flags.task)
     options = RankOptions(
         schedule=args.schedule,
         baseline=args.baseline,
@@ -101,14 +100,8 @@ def run_rank(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
     )
     options.check(spec)
-    members = panel_members(args)
-    if members is None:
-        check_program_options(args, spec)
-        check_lm(args)
-        program = build(args, spec.name)
-    else:
-        check_panel(args, spec, members)
-        program, panel = build_panel(args, spec, members)
+    lm_options = backbone_options(args)
+    program, label, members, panel = _judge_of(args, spec, flags, judge, lm_options)
     fields, constants = parse_fields(args.field), parse_fields(args.const, "--const")
     answers = load_systems(
         spec,
@@ -120,12 +113,10 @@ def run_rank(args: argparse.Namespace) -> int:
         systems=args.system,
         prompts=args.prompts,
     )
-    method = args.method if members is None else "panel"
-    config = _identity(args, spec, program_label(args, spec.name) if members is None else "panel", method)
-    config |= {"prompts": prompt_fingerprint(program), "fields": fields, "constants": constants}
-    config["rank_data"] = {"sources": args.data, "human": args.human, "systems": args.system}
+    method = judge.method if members is None else "panel"
+    config = _identity(args, spec, judge, label, method, lm_options, fields, constants, program)
     if members is not None:
-        config |= panel_identity(args, members, panel)
+        config |= panel_identity(members, panel, lm_options)
     out = Path(args.out or f"runs/rank-{spec.name}-{method}")
     err = console(stderr=True)
     err.print(
@@ -134,36 +125,57 @@ def run_rank(args: argparse.Namespace) -> int:
         soft_wrap=True,
         markup=False,
     )
-    summary = _judge(args, spec, answers, out, program, method, options, config, members)
+    summary = _judge(args, spec, answers, out, program, method, options, config, members, lm_options)
     for table in ranking_tables(summary):
         console().print(table)
     console().print(f"results: {out / 'results.jsonl'} · ranking: {out / 'ranking.json'}")
     return 0
 
 
-def _identity(args: argparse.Namespace, spec: Any, program: str, method: str) -> dict[str, Any]:
-    """What run.json records besides the ranking's own settings: the evaluate run identity's judge and
-    backbone settings (cli/_run_setup.run_identity), with the data named by its answers' digest."""
-    from cejudge_dspy.cli._run_setup import run_identity
+def _judge_of(args: argparse.Namespace, spec: Any, flags: Any, judge: Any, lm_options: dict[str, Any]) -> Any:
+    """(program, its label, the panel's members or None, the panel's description), checked before any
+    run directory opens, as `evaluate` builds them."""
+    from cejudge_dspy.cli._panel import panel_members
+    from cejudge_dspy.evaluate import build_panel, check_backbone_spec, check_panel
+    from cejudge_dspy.judges import run_program, run_program_identity
 
-    shaped = argparse.Namespace(**vars(args))
-    for name in ("data", "language", "subset", "limit", "first", "shard", "preset", "headline"):
-        setattr(shaped, name, None)
-    config = run_identity(shaped, spec, program, "", {}, {})
+    members = panel_members(args, flags.methods, judge, lm_options)
+    if members is None:
+        judge.check(spec)
+        check_backbone_spec(args.lm, lm_options, judge.method)
+        label = run_program_identity(spec.name, judge.method, judge.program)
+        return run_program(spec.name, options=judge), label, None, None
+    check_panel(spec, members, lm_options, args.panel or "--lm/--method")
+    program, panel = build_panel(spec, members, judge.tie_band, args.panel or "--lm/--method")
+    return program, "panel", members, panel
+
+
+def _identity(
+    args: argparse.Namespace,
+    spec: Any,
+    judge: Any,
+    label: str,
+    method: str,
+    lm_options: dict[str, Any],
+    fields: dict[str, str],
+    constants: dict[str, str],
+    program: Any,
+) -> dict[str, Any]:
+    """What run.json records besides the ranking's own settings: the evaluate run identity's judge and
+    backbone settings, with the data named by its answers' digest (rank.rank records it)."""
+    from cejudge_dspy.evaluate import run_identity
+    from cejudge_dspy.judges import prompt_fingerprint
+
+    config = run_identity(
+        spec, judge, program=label, lm=args.lm, lm_options=lm_options, data=None, data_sha256="",
+        fields=fields, constants=constants, prompts=prompt_fingerprint(program), seed=args.seed,
+    )  # fmt: skip
     config["method"] = method
     config["languages"] = sorted(args.language) if args.language else None
-    for key in (
-        "data",
-        "data_sha256",
-        "id_scheme",
-        "subsets",
-        "limit",
-        "first",
-        "shard",
-        "preset",
-        "headline",
-    ):
-        config.pop(key, None)  # rank.rank records the data by its answers' digest
+    for key in ("data", "data_sha256", "id_scheme", "subsets", "limit", "first", "shard", "preset"):
+        config.pop(key, None)
+    config.pop("headline", None)
+    config["rank_data"] = {"sources": args.data, "human": args.human, "systems": args.system}
     return config
 
 
@@ -177,16 +189,20 @@ def _judge(
     options: Any,
     config: dict[str, Any],
     members: Any,
+    lm_options: dict[str, Any],
 ) -> dict[str, Any]:
     """rank.rank under the backbone (or the panel's), with a live count of the records written."""
-    from cejudge_dspy.cli._common import backbone
-    from cejudge_dspy.cli._panel import panel_backbone
+    from cejudge_dspy.backbones import use_backbone
     from cejudge_dspy.cli._progress import RunDisplay, live
     from cejudge_dspy.cli.display import console
+    from cejudge_dspy.evaluate import panel_backbone
     from cejudge_dspy.rank import rank
 
     display = RunDisplay(f"{spec.name} · rank · {method}", _expected(answers, options, spec))
-    lm = backbone(args, display) if members is None else panel_backbone(args, members, display)
+    if members is None:
+        lm = use_backbone(args.lm, on_status=display.update, **lm_options)
+    else:
+        lm = panel_backbone(members, lm_options, display.update)
     with live(console(stderr=True), display, transient=False), lm:
         summary = rank(
             spec,

@@ -1,22 +1,14 @@
-"""The flags `cejudge evaluate` and `cejudge consistency` share, declared once with their bounds, so that the
-two commands spell, explain and default them alike: the data a run reads and how many of its items
-(`add_data_args`, read by `load_data_items`), and how the run goes (`add_run_args`)."""
+"""The flags `cejudge evaluate` and `cejudge consistency` share, declared once with their bounds (the
+library's, `cejudge_dspy.evaluate.BOUNDS`), so that the two commands spell, explain and default them alike:
+the data a run reads and how many of its items (`add_data_args`), and how the run goes (`add_run_args`)."""
 
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
-from cejudge_dspy.cli._common import MAX_BOOTSTRAP, Bound
+from cejudge_dspy.evaluate import BOUNDS
 
-if TYPE_CHECKING:  # the parser is built without DSPy (data imports it)
-    from cejudge_dspy.data import Item
-    from cejudge_dspy.tasks import TaskSpec
-
-CONCURRENCY = Bound("--concurrency", "items in flight", 1)
-BOOTSTRAP = Bound("--bootstrap", "bootstrap resamples; 0: no intervals", 0, MAX_BOOTSTRAP)
-LIMIT = Bound("--limit", "items", 1)
-FIRST = Bound("--first", "items", 1)
+CONCURRENCY, BOOTSTRAP, LIMIT, FIRST = (BOUNDS[k] for k in ("concurrency", "bootstrap", "limit", "first"))
 
 
 def add_data_args(p: argparse.ArgumentParser, field: str = "") -> None:
@@ -37,26 +29,6 @@ def add_data_args(p: argparse.ArgumentParser, field: str = "") -> None:
     # The sample may pick the file's last row, so --limit reads every row; --first stops reading at N.
     take.add_argument(
         "--first", type=int, help=f"the first N items in file order, reading no further ({FIRST.describe()})"
-    )
-
-
-def load_data_items(
-    args: argparse.Namespace, spec: TaskSpec, fields: dict[str, str], constants: dict[str, str]
-) -> list[Item]:
-    """The items the data flags select (and `--language`, where the command has it): `--first N` the first
-    N in file order, `--limit N` the seeded sample, else all."""
-    from cejudge_dspy.data import load_items
-
-    return load_items(
-        spec,
-        args.data,
-        fields=fields,
-        constants=constants,
-        languages=getattr(args, "language", None),
-        subsets=args.subset,
-        limit=args.first or args.limit,
-        seed=args.seed,
-        first=args.first is not None,
     )
 
 

@@ -8,12 +8,10 @@ nothing, and rewrites summary.json with the new threshold."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
-from cejudge_dspy.cli._common import Bound
+from cejudge_dspy.evaluate import BOUNDS, CONFIDENCE_CHOICES
 
-ABSTAIN_BELOW = Bound("--abstain-below", "a confidence", 0, 1)
-CONFIDENCE_CHOICES = ("auto", "margin", "agreement", "both")
+ABSTAIN_BELOW = BOUNDS["abstain_below"]
 
 
 def add_selective_args(p: argparse.ArgumentParser) -> None:
@@ -34,15 +32,3 @@ def add_selective_args(p: argparse.ArgumentParser) -> None:
         "probability of the most likely level), agreement (a panel's, where records carry one), both "
         "(their product); auto (default): what the records carry",
     )
-
-
-def warn_without_confidence(err: Any, summary: dict[str, Any]) -> None:
-    """One stderr line when a threshold met records without any confidence (all abstained)."""
-    selective = summary.get("selective") or {}
-    blind = selective.get("n") and selective["n_without_confidence"] == selective["n"]
-    if "abstain_below" in selective and blind:
-        err.print(
-            "warning: no item has a confidence (token probabilities or panel agreement), so "
-            "--abstain-below left every judged item to a person",
-            soft_wrap=True,
-        )

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cejudge_dspy.cli._common import check_bounds
+from cejudge_dspy.cli._common import check_flag
 from cejudge_dspy.cli._run_args import BOOTSTRAP
 from cejudge_dspy.cli._selective import ABSTAIN_BELOW
 from cejudge_dspy.errors import InputError
@@ -69,7 +69,8 @@ def run_view(args: argparse.Namespace) -> int:
 
     require_libraries()
     check_port(args.port)
-    check_bounds(args, (ABSTAIN_BELOW, BOOTSTRAP))
+    check_flag(ABSTAIN_BELOW, args.abstain_below)
+    check_flag(BOOTSTRAP, args.bootstrap)
     paths = [Path(p) for p in args.runs]
     for path in paths:
         if not path.is_dir():

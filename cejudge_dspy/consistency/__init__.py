@@ -3,6 +3,13 @@ languages (by a translator, or from the item's own parallel versions), by CE-Jud
 with one ordinary run directory per rendering and method under one parent, and a summary of how often each
 judge changed its output (`cejudge consistency`)."""
 
+from cejudge_dspy.consistency._consistency import (
+    TRANSLATORS,
+    ConsistencyOptions,
+    ConsistencyProgress,
+    consistency,
+    translator_for,
+)
 from cejudge_dspy.consistency._layout import (
     COMPARED,
     CONSISTENCY,
@@ -12,6 +19,7 @@ from cejudge_dspy.consistency._layout import (
     is_consistency_run,
     read_consistency_identity,
 )
+from cejudge_dspy.consistency._parallel import check_covered, parallel_fields, parallel_versions, split_list
 from cejudge_dspy.consistency._renderings import (
     TEXT_FIELDS,
     Rendering,
@@ -32,6 +40,15 @@ from cejudge_dspy.consistency._table import (
 )
 
 __all__ = [
+    "TRANSLATORS",
+    "ConsistencyOptions",
+    "ConsistencyProgress",
+    "check_covered",
+    "consistency",
+    "parallel_fields",
+    "parallel_versions",
+    "split_list",
+    "translator_for",
     "ANY_LANGUAGE",
     "COMPARED",
     "CONSISTENCY",

@@ -19,7 +19,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from cejudge_dspy.errors import CEJudgeError
+from cejudge_dspy.errors import CEJudgeError, InputError
+from cejudge_dspy.judges import JudgeOptions
 from cejudge_dspy.judges.panel import MemberOutcome, combine
 from cejudge_dspy.judges.verdicts import DEFAULT_TIE_BAND
 from cejudge_dspy.metrics import panel_summary, summarize
@@ -46,6 +47,9 @@ def merge_members(
     # One reader and one writer for every merged run.
     from cejudge_dspy.evaluate._merge import _write_new_run, read_runs
 
+    band_option = dict(JudgeOptions.options())["tie_band"]  # the one bound a tie band has everywhere
+    if tie_band is not None and (problem := band_option.problem(tie_band)) is not None:
+        raise InputError(problem, option="tie_band")
     if len(paths) < 2:
         raise CEJudgeError("merge --members needs the run directories of at least two judges")
     runs = read_runs(paths, "member")

@@ -184,7 +184,6 @@ def direct_program(
     orders: Literal["both", "single"] = "both",
     decision: Decision = "probability",
     tie_band: float = DEFAULT_TIE_BAND,
-    **_: Any,
 ) -> dspy.Module:
     """The `direct` method: one judgment call per order, no concepts, translation or checklists."""
     if spec.mode == "pairwise":

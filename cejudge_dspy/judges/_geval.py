@@ -193,6 +193,6 @@ def geval_probabilities(rows: dict[str, dict[str, Any]], n_dimensions: int) -> P
     return Probabilities(status="ok", reason=reason, score=_mean(dims, n_dimensions), dimension_scores=dims)
 
 
-def geval_program(spec: TaskSpec, decision: Decision = "probability", **_: Any) -> dspy.Module:
+def geval_program(spec: TaskSpec, decision: Decision = "probability") -> dspy.Module:
     """The `geval` method: one probability-weighted Likert score per dimension."""
     return GEvalJudge(spec, decision=decision)

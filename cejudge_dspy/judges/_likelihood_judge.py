@@ -196,7 +196,7 @@ def _failure(scored: list[Any]) -> str | None:
 
 
 def likelihood_program(
-    spec: TaskSpec, decision: Decision = "probability", tie_band: float = DEFAULT_TIE_BAND, **_: Any
+    spec: TaskSpec, decision: Decision = "probability", tie_band: float = DEFAULT_TIE_BAND
 ) -> dspy.Module:
     """The `likelihood` method: the backbone's likelihood of each response, no judgment call."""
     return LikelihoodPairwiseJudge(spec, decision=decision, tie_band=tie_band)

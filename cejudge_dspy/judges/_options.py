@@ -12,7 +12,6 @@ every method, and an option a method does not have is recorded as None in its ru
 
 from __future__ import annotations
 
-import argparse
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields
@@ -67,6 +66,12 @@ class Option:
         """The argparse attribute the flag sets."""
         return self.flag.removeprefix("--").replace("-", "_")
 
+    def describe(self) -> str:
+        """A number's range as a help text says it."""
+        if self.low is not None and self.high is not None:
+            return f"{_number(self.low)} to {_number(self.high)}"
+        return f"at least {_number(self.low)}" if self.low is not None else "a finite number"
+
     def problem(self, value: Any) -> str | None:
         """What is wrong with `value` for this option (None: nothing), as the tail of a one-line error: the
         bounds of a number (NaN and infinities are never in them) or the choices of a choice. The one
@@ -80,7 +85,7 @@ class Option:
         if not math.isfinite(value):
             return f"must be a finite number ({self.what}), got {value}"
         if self.low is not None and value < self.low:
-            return f"must be at least {self.low} ({self.what}), got {value}"
+            return f"must be at least {_number(self.low)} ({self.what}), got {value}"
         if self.high is not None and (value >= self.high if self.high_open else value > self.high):
             bound = "below" if self.high_open else "at most"
             return f"must be {bound} {_number(self.high)} ({self.what}), got {value}"
@@ -313,7 +318,7 @@ class JudgeOptions:
         # check, so a NaN tie band never reaches a judge or a run.json.
         for name, opt in self.options():
             if (problem := opt.problem(getattr(self, name))) is not None:
-                raise InputError(problem, field=opt.flag)
+                raise InputError(problem, option=name)
 
     @classmethod
     def options(cls) -> list[tuple[str, Option]]:
@@ -329,22 +334,6 @@ class JudgeOptions:
             "english_reference",
             *keys[keys.index("reference") + 1 :],
         )
-
-    @classmethod
-    def from_namespace(cls, args: argparse.Namespace) -> JudgeOptions:
-        """The options an argparse namespace holds (the flags cli/_program_args.py adds); a namespace that
-        lacks a flag (another command's) gives the default."""
-        values: dict[str, Any] = {}
-        for f in fields(cls):
-            opt: Option = f.metadata["option"]
-            raw = getattr(args, opt.dest, None if opt.kind in ("negated", "on_off") else f.default)
-            if opt.kind == "negated":
-                values[f.name] = not raw
-            elif opt.kind == "on_off":
-                values[f.name] = None if raw is None else raw == "on"
-            else:
-                values[f.name] = raw
-        return cls(**values)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any], source: str) -> JudgeOptions:
@@ -370,15 +359,9 @@ class JudgeOptions:
         default = JudgeOptions()
         return {k: v for k, v in asdict(self).items() if v != getattr(default, k)}
 
-    def check_bounds(self) -> None:
-        """A number out of its bounds is one line naming the flag."""
-        for name, opt in self.options():
-            if opt.kind == "number":
-                _check_bounds(opt, getattr(self, name))
-
     def check(self, spec: TaskSpec) -> None:
-        """Bounds first, then an option given where the run does not have it: one line each."""
-        self.check_bounds()
+        """An option given where the run does not have it: one line each (the bounds were checked when
+        the options were made)."""
         for name, opt in self.options():
             if opt.refusal is None or opt.applies is None or name not in self.given():
                 continue
@@ -424,11 +407,6 @@ def _flag_as_given(opt: Option, value: Any) -> str:
     if opt.kind == "switch" and value is False:
         return "--no-" + opt.flag.removeprefix("--")
     return opt.flag
-
-
-def _check_bounds(opt: Option, value: float) -> None:
-    if (problem := opt.problem(value)) is not None:
-        raise InputError(problem, field=opt.flag)
 
 
 def _number(value: float) -> str:

@@ -2,7 +2,8 @@
 
 A method is a factory `(task spec, **options) -> dspy.Module` whose `acall(**item.inputs())` returns a
 prediction with `.result` (a JudgeResult). `METHODS` is the whole table: adding a method is one line
-here and one factory beside its judge. Options a factory does not take are ignored. A method that needs
+here and one factory beside its judge. Options are the factory keywords of `JudgeOptions`: an unknown
+name is refused with the nearest known one, and a factory is given the options it takes. A method that needs
 more of a backbone than text generation is in `SCORING_METHODS`, and `check_method_backbone` refuses it
 from the `--lm` spec alone, before a model loads or a run directory opens.
 """
@@ -10,6 +11,7 @@ from the `--lm` spec alone, before a model loads or a run directory opens.
 from __future__ import annotations
 
 import difflib
+import inspect
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,7 @@ from typing import Any
 import dspy
 
 from cejudge_dspy.backbones import is_local
-from cejudge_dspy.errors import InputError, TaskError
+from cejudge_dspy.errors import InputError, TaskError, check_names
 from cejudge_dspy.judges._direct import direct_program
 from cejudge_dspy.judges._geval import geval_program
 from cejudge_dspy.judges._likelihood_judge import SCORING_BACKBONES, likelihood_program
@@ -57,13 +59,22 @@ def check_method_backbone(method: str, lm: str, api_base: str | None = None) -> 
 
 
 def build_program(task: str | TaskSpec, method: str = "cejudge", **options: Any) -> dspy.Module:
-    """Build the hand-written program for a task and method."""
+    """Build the hand-written program for a task and method. `options` are JudgeOptions' factory keywords
+    (`tie_band=0.2`); an unknown one is refused with the nearest known name, and each method is given
+    those it has (the direct judge has no translator)."""
     spec = load_task(task)
     if method not in METHODS:
         close = difflib.get_close_matches(method, list(METHODS), n=1)
         hint = f"did you mean '{close[0]}'? " if close else ""
         raise TaskError(f"unknown method '{method}': {hint}available: {', '.join(sorted(METHODS))}")
-    return METHODS[method](spec, **options)
+    factory = METHODS[method]
+    known = dict.fromkeys([*JudgeOptions().program_kwargs(), *_keywords(factory)])
+    check_names(options, known, "judge option")
+    return factory(spec, **{k: v for k, v in options.items() if k in _keywords(factory)})
+
+
+def _keywords(factory: Factory) -> list[str]:
+    return [p for p in inspect.signature(factory).parameters if p != "spec"]
 
 
 def load_program(task: str | TaskSpec, path: str | Path | None = None, **options: Any) -> dspy.Module:

@@ -3,6 +3,7 @@ reliability, selective judging (risk-coverage, AURC, abstaining), and the run su
 markdown tables that read run records."""
 
 from cejudge_dspy.metrics._agreement import fleiss_kappa, fleiss_kappa_from_labels, krippendorff_alpha
+from cejudge_dspy.metrics._calibrate_report import MAX_BINS, calibrate
 from cejudge_dspy.metrics._calibration import calibrate_run
 from cejudge_dspy.metrics._checkeval import checkeval_agreement, mean_human_score, per_group_correlation
 from cejudge_dspy.metrics._compare import compare_runs, load_run
@@ -34,6 +35,8 @@ from cejudge_dspy.metrics._tables import ablation_table, rules_table
 
 __all__ = [
     "CONFIDENCES",
+    "MAX_BINS",
+    "calibrate",
     "CORRELATIONS",
     "MetricResult",
     "ablation_table",

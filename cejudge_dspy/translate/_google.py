@@ -19,6 +19,7 @@ from pathlib import Path
 
 import deep_translator
 import requests
+import tenacity
 from deep_translator import exceptions as dt_errors
 from deep_translator.constants import GOOGLE_LANGUAGES_TO_CODES
 
@@ -158,24 +159,29 @@ class GoogleTranslator(_CachedTranslator):
         semaphore = self._semaphores.get(loop)
         if semaphore is None:
             semaphore = self._semaphores[loop] = asyncio.Semaphore(self.max_concurrency)
-        error: Exception = RuntimeError("no attempt made")
-        for attempt in range(self.retries + 1):
-            if attempt:
-                await self._sleep(self.backoff * 2 ** (attempt - 1))
-            try:
-                async with semaphore:
-                    return await asyncio.to_thread(self._request, text, source)
-            except self._FATAL as exc:
-                error = exc
-                break
-            except Exception as exc:  # network, HTTP 429/5xx, page layout: all worth another try
-                error = exc
-        offline = isinstance(error, requests.exceptions.ConnectionError)
-        reason = "cannot reach translate.google.com (offline?)" if offline else _one_line(error)
-        raise TranslationError(
-            f"Google Translate failed for {language_name(code)} ('{code}') after {attempt + 1} attempt(s): "
-            f"{reason}; use --translator llm (offline) or --translator none"
-        ) from error
+        # Network errors, HTTP 429/5xx and page-layout changes are worth another try; a payload, length
+        # or language Google refuses is not.
+        retrying = tenacity.AsyncRetrying(
+            stop=tenacity.stop_after_attempt(self.retries + 1),
+            wait=tenacity.wait_exponential(multiplier=self.backoff, exp_base=2, min=0),
+            retry=tenacity.retry_if_not_exception_type(self._FATAL),
+            sleep=self._sleep,
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    async with semaphore:
+                        return await asyncio.to_thread(self._request, text, source)
+        except Exception as exc:
+            tries = retrying.statistics.get("attempt_number", 1)
+            offline = isinstance(exc, requests.exceptions.ConnectionError)
+            reason = "cannot reach translate.google.com (offline?)" if offline else _one_line(exc)
+            raise TranslationError(
+                f"Google Translate failed for {language_name(code)} ('{code}') after {tries} attempt(s): "
+                f"{reason}; use --translator llm (offline) or --translator none"
+            ) from exc
+        raise AssertionError("unreachable: tenacity returns or raises")  # pragma: no cover
 
     def _request(self, text: str, source: str) -> str:
         # A fresh client per call: deep-translator keeps the request text on the instance, so

@@ -3,7 +3,6 @@ they accept as well as what they refuse (the refusals are also cases of tests/su
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -13,34 +12,32 @@ from pathlib import Path
 import pytest
 
 from cejudge_dspy.cli import main
-from cejudge_dspy.cli._common import SEED, TEMPERATURE, Bound, check_api_key, check_bounds
+from cejudge_dspy.cli._common import SEED, TEMPERATURE, bound, check_flag
 from cejudge_dspy.cli._run_args import BOOTSTRAP
-from cejudge_dspy.cli._run_setup import check_out
 from cejudge_dspy.errors import CEJudgeError, InputError
-from cejudge_dspy.evaluate import check_ray_address
+from cejudge_dspy.evaluate import check_api_key, check_out, check_ray_address
 from tests.support.bad_inputs import good_data
 
 
 def test_a_bound_takes_its_ends_and_refuses_past_them_and_nan() -> None:
     for value in (0.0, 2.0, 0.7):
-        TEMPERATURE.check(value)
+        check_flag(TEMPERATURE, value)
     for value in (-0.0001, 2.0001, math.nan, math.inf, -math.inf):
         with pytest.raises(InputError, match=r"^--temperature: must be"):
-            TEMPERATURE.check(value)
-    SEED.check(0)
-    SEED.check(2**32 - 1)
+            check_flag(TEMPERATURE, value)
+    check_flag(SEED, 0)
+    check_flag(SEED, 2**32 - 1)
     with pytest.raises(InputError, match="at most 4294967295"):
-        SEED.check(2**32)
-    BOOTSTRAP.check(0)
+        check_flag(SEED, 2**32)
+    check_flag(BOOTSTRAP, 0)
     with pytest.raises(InputError, match="at most 10000"):
-        BOOTSTRAP.check(10**8)
+        check_flag(BOOTSTRAP, 10**8)
 
 
-def test_check_bounds_reads_only_the_flags_a_command_has() -> None:
-    check_bounds(argparse.Namespace(), (TEMPERATURE,))  # no such flag: nothing to check
-    check_bounds(argparse.Namespace(n=None), (Bound("-n", "items", 1),))  # not given
+def test_a_flag_not_given_is_not_checked_and_one_given_is() -> None:
+    check_flag(bound("-n", "items", 1), None)  # not given
     with pytest.raises(InputError, match="^-n: must be at least 1"):
-        check_bounds(argparse.Namespace(n=0), (Bound("-n", "items", 1),))
+        check_flag(bound("-n", "items", 1), 0)
 
 
 def test_out_is_a_directory_or_a_path_whose_missing_folders_can_be_made(tmp_path: Path) -> None:
@@ -127,16 +124,13 @@ def test_auto_probes_ray_address_when_it_is_set(monkeypatch: pytest.MonkeyPatch)
 def test_an_openai_model_needs_a_key_unless_a_server_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
 
-    def args(**kw: str | None) -> argparse.Namespace:
-        return argparse.Namespace(**{"lm": "openai/x", "api_key": None, "api_base": None, **kw})
-
     with pytest.raises(CEJudgeError, match="has no API key"):
-        check_api_key(args())
-    check_api_key(args(api_key="k"))
-    check_api_key(args(api_base="http://127.0.0.1:9/v1"))
-    check_api_key(args(lm="hosted_vllm/x"))
+        check_api_key("openai/x", None, None)
+    check_api_key("openai/x", "k", None)
+    check_api_key("openai/x", None, "http://127.0.0.1:9/v1")
+    check_api_key("hosted_vllm/x", None, None)
     monkeypatch.setenv("OPENAI_API_KEY", "k")
-    check_api_key(args())
+    check_api_key("openai/x", None, None)
 
 
 @pytest.mark.parametrize(

@@ -16,9 +16,9 @@ import pytest
 
 from benchmarks.paper_pipeline import PaperPairwise  # noqa: E402
 from cejudge_dspy.backbones import SimulatedEngine, simulated_backbone
-from cejudge_dspy.cli._evaluate import shard_key, shard_of
 from cejudge_dspy.data import Item
-from cejudge_dspy.evaluate import judge_items, merge_runs
+from cejudge_dspy.evaluate import group_key as shard_key
+from cejudge_dspy.evaluate import judge_items, merge_runs, shard_of
 from cejudge_dspy.judges.cejudge import PairwiseJudge
 from cejudge_dspy.metrics import summarize
 from cejudge_dspy.runs import RESULTS, Record, prepare_run_dir, read_records

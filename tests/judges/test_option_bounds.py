@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cejudge_dspy.cli._program_args import add_program_args, apply_config, judge_options
+from cejudge_dspy.cli._program_args import add_program_args, config_options, judge_options
 from cejudge_dspy.errors import InputError
 from cejudge_dspy.judges import JudgeOptions
 
@@ -30,12 +30,12 @@ def _flag(name: str) -> str:
 
 
 @pytest.mark.parametrize(("name", "value", "message"), BAD)
-def test_the_constructor_refuses_a_number_out_of_bounds_naming_the_flag(
+def test_the_constructor_refuses_a_number_out_of_bounds_naming_the_option_as_python_spells_it(
     name: str, value: float, message: str
 ) -> None:
     with pytest.raises(InputError, match=message) as exc:
         JudgeOptions(**{name: value})
-    assert exc.value.field == _flag(name)
+    assert exc.value.option == name and str(exc.value).startswith(f"{name}: ")
 
 
 @pytest.mark.parametrize(("name", "value", "message"), BAD)
@@ -55,9 +55,8 @@ def test_a_config_file_refuses_the_same_values_naming_the_file_and_key(
     toml = "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf") if math.isinf(value) else value
     path = tmp_path / "judge.toml"
     path.write_text(f"{name} = {toml}\n")
-    args = argparse.Namespace(config=str(path))
     with pytest.raises(InputError, match=message) as exc:
-        apply_config(args, set())
+        config_options(path)
     assert str(exc.value).startswith(f"{path}: option '{name}' ")
 
 
@@ -70,7 +69,7 @@ def test_the_bounds_themselves_are_accepted() -> None:
 def test_a_choice_outside_its_choices_is_refused_by_the_constructor_too() -> None:
     with pytest.raises(InputError, match="must be one of both, single") as exc:
         JudgeOptions(orders="sideways")  # type: ignore[arg-type]
-    assert exc.value.field == "--orders"
+    assert exc.value.option == "orders"
     with pytest.raises(InputError, match="must be a number"):
         JudgeOptions(tie_band="0.1")  # type: ignore[arg-type]
 

@@ -7,6 +7,7 @@ import argparse
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -71,7 +72,7 @@ def test_an_option_given_where_it_does_not_apply_is_one_line_naming_its_flag() -
     assert exc.value.field == "--no-answers"
     with pytest.raises(InputError, match=r"must be below 1 \(a width in probability\)") as exc:
         JudgeOptions(tie_band=1.0).check(chat)
-    assert exc.value.field == "--tie-band"
+    assert exc.value.option == "tie_band"  # Python's spelling; the CLI names --tie-band
     JudgeOptions(judgment="pairwise", method="direct").check(chat)  # unused there, and accepted
 
 
@@ -96,7 +97,7 @@ def test_adding_an_option_is_one_field_and_it_reaches_flags_kwargs_checks_and_id
     assert options.program_kwargs()["checklist_cap"] == 5.0
     assert options.identity(load_task("chat"))["checklist_cap"] == 5.0
     assert "checklist_cap" in _WithCap.identity_keys()
-    with pytest.raises(InputError, match="at least 0.0 \\(questions\\)"):
+    with pytest.raises(InputError, match="at least 0 \\(questions\\)"):
         _WithCap(checklist_cap=-1).check(load_task("chat"))
 
 
@@ -115,14 +116,16 @@ def _judge(tmp_path: Path, *extra: str) -> list[str]:
 def test_a_config_file_sets_options_and_flags_on_the_command_line_win(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    import cejudge_dspy.judges
+
     seen: list[JudgeOptions] = []
-    real = judge_options
+    real = cejudge_dspy.judges.run_program
 
-    def spy(args: argparse.Namespace) -> JudgeOptions:
-        seen.append(real(args))
-        return seen[-1]
+    def spy(task: Any, *, options: JudgeOptions) -> Any:
+        seen.append(options)
+        return real(task, options=options)
 
-    monkeypatch.setattr("cejudge_dspy.cli._common.judge_options", spy)
+    monkeypatch.setattr("cejudge_dspy.judges.run_program", spy)
     config = tmp_path / "judge.toml"
     config.write_text('orders = "single"\ntie_band = 0.3\ndecision = "argmax"\n')
     assert main(_judge(tmp_path, "--config", str(config), "--decision", "probability")) in (0, 1)

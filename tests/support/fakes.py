@@ -235,11 +235,11 @@ def spy_on_adapter(monkeypatch: Any, seen: dict[str, Any], key: str = "judge") -
     class Stop(StopAfterReading, CEJudgeError):
         pass
 
-    def judging_program(args: Any, task: str) -> Any:
+    def judging_program(task: Any, *args: Any, **kwargs: Any) -> Any:
         def run(**_: Any) -> Any:
             seen[key] = dspy.settings.adapter
             raise Stop("stop after reading the adapter")
 
         return run
 
-    monkeypatch.setattr("cejudge_dspy.cli._app.build", judging_program)
+    monkeypatch.setattr("cejudge_dspy.judges.run_program", judging_program)

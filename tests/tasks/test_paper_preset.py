@@ -14,7 +14,7 @@ import requests
 
 from cejudge_dspy.cli import main
 from cejudge_dspy.cli._app import build_parser
-from cejudge_dspy.cli._program_args import given_dests, option_dests
+from cejudge_dspy.cli._program_args import given_options
 from cejudge_dspy.errors import TaskError
 from cejudge_dspy.judges.cejudge import Concepts, LinguisticConcepts, PointwiseJudge
 from cejudge_dspy.tasks import _catalog, load_task, preset_task
@@ -132,19 +132,14 @@ def test_the_literary_paper_program_asks_for_linguistic_concepts_and_shows_every
 # --- the preset on the command line -------------------------------------------------------------------
 
 
-def given_flags(parser: Any, argv: list[str]) -> set[str]:
-    return given_dests(parser, argv, option_dests())
+def given_flags(argv: list[str]) -> set[str]:
+    return set(given_options(build_parser().parse_args(["evaluate", *argv])))
 
 
 def test_given_flags_sees_every_spelling() -> None:
-    parser = build_parser()
-    evaluate = parser.parse_args(["evaluate", "--preset", "paper"]).preset_parser
-    assert given_flags(evaluate, ["--preset", "paper", "--task", "chat"]) == set()
-    assert given_flags(evaluate, ["--translator=llm", "--orders", "both"]) == {"translator", "orders"}
-    assert given_flags(evaluate, ["--transl", "llm", "--decision", "probability"]) == {
-        "translator",
-        "decision",
-    }
+    assert given_flags(["--preset", "paper", "--task", "chat"]) == set()
+    assert given_flags(["--translator=llm", "--orders", "both"]) == {"translator", "orders"}
+    assert given_flags(["--transl", "llm", "--decision", "probability"]) == {"translator", "decision"}
 
 
 def evaluate(tmp_path: Path, *flags: str, data: Path = FIXTURES / "pairwise_labels.jsonl") -> dict[str, Any]:

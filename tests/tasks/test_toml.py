@@ -4,7 +4,6 @@ file's `--panel` and a config file's `--config` InputError."""
 
 from __future__ import annotations
 
-import argparse
 import os
 from collections.abc import Callable, Iterator
 from functools import partial
@@ -12,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cejudge_dspy.cli._program_args import apply_config
+from cejudge_dspy.cli._program_args import config_options
 from cejudge_dspy.errors import CEJudgeError, InputError, TaskError
 from cejudge_dspy.files import read_toml
 from cejudge_dspy.judges import JudgeOptions
@@ -96,8 +95,7 @@ def test_a_bad_declaration_is_its_own_task_error_and_hides_no_other(programs: Pa
 def test_a_config_file_with_a_bom_is_read_as_data_files_are(tmp_path: Path) -> None:
     path = tmp_path / "judge.toml"
     path.write_bytes(b"\xef\xbb\xbftie_band = 0.2\n")  # as Windows Notepad saves UTF-8
-    args = argparse.Namespace(config=str(path), tie_band=None)
-    assert apply_config(args, set()) == {"tie_band"} and args.tie_band == 0.2
+    assert config_options(path) == {"tie_band": 0.2}
 
 
 @pytest.mark.parametrize("what", BAD)
@@ -105,7 +103,7 @@ def test_a_config_file_with_a_bom_is_read_as_data_files_are(tmp_path: Path) -> N
     ("flag", "read"),
     [
         ("--panel", lambda path: read_panel_file(path, JudgeOptions())),
-        ("--config", lambda path: apply_config(argparse.Namespace(config=str(path)), set())),
+        ("--config", config_options),
     ],
     ids=["panel", "config"],
 )

@@ -12,6 +12,7 @@ from cejudge_dspy.cli.display._rules import (
     selective_table,
     tie_band_table,
 )
+from cejudge_dspy.cli.display._run import run_tables
 from cejudge_dspy.cli.display._tables import (
     compare_table,
     dimension_tables,
@@ -42,6 +43,7 @@ __all__ = [
     "probability_line",
     "ranking_tables",
     "reliability_table",
+    "run_tables",
     "selective_table",
     "summary_table",
     "tasks_table",

@@ -11,7 +11,7 @@ it in _understanding.py.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import dspy
 
@@ -46,7 +46,6 @@ def cejudge_program(
     directions: Directions = "both",
     judge_on: JudgeOn = "original",
     answers: bool = False,
-    **_: Any,
 ) -> dspy.Module:
     """The `cejudge` method: the task's pairwise or pointwise CE-Judge (ablations: see _program.py).
     `reference=None`: the mode's default (`reference_default`)."""

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import dspy
 
 from cejudge_dspy.data import normalize_language, require_text
-from cejudge_dspy.errors import InputError
+from cejudge_dspy.errors import InputError, known_keywords
 from cejudge_dspy.judges._choices import JUDGMENTS, Judgment
 from cejudge_dspy.judges._readings import (
     check_decision,
@@ -34,7 +34,7 @@ from cejudge_dspy.judges.cejudge._graded import (
     graded_feedback,
     unread_grades,
 )
-from cejudge_dspy.judges.cejudge._program import CEJudgeProgram
+from cejudge_dspy.judges.cejudge._program import CEJudgeProgram, Directions, JudgeOn
 from cejudge_dspy.judges.cejudge._program import unparsed_prediction as _unparsed
 from cejudge_dspy.judges.cejudge._stages import GradeJudgment, GradeWithReference, Reference, VerdictJudgment
 from cejudge_dspy.judges.cejudge._tiebreak import (
@@ -80,6 +80,7 @@ class PairwiseJudge(CEJudgeProgram):
 
     mode = "pairwise"
 
+    @known_keywords
     def __init__(
         self,
         task: str | TaskSpec = "chat",
@@ -91,9 +92,11 @@ class PairwiseJudge(CEJudgeProgram):
         grade_margin: float = DEFAULT_GRADE_MARGIN,
         reference: bool = False,
         tie_breaker: TieBreaker = DEFAULT_TIE_BREAKER,
-        **ablations: Any,
+        concepts: bool = True,
+        directions: Directions = "both",
+        judge_on: JudgeOn = "original",
     ) -> None:
-        super().__init__(task, translator, **ablations)
+        super().__init__(task, translator, concepts=concepts, directions=directions, judge_on=judge_on)
         if orders not in ("both", "single"):
             raise InputError(f"orders must be 'both' or 'single', got {orders!r}", field="orders")
         if judgment not in JUDGMENTS:

@@ -15,15 +15,15 @@ docs/measurements/embedded-obvious-items.md).
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import dspy
 
 from cejudge_dspy.data import is_english, language_name, normalize_language, require_text
+from cejudge_dspy.errors import known_keywords
 from cejudge_dspy.judges._readings import check_decision, score_probabilities
 from cejudge_dspy.judges._stages import StageFailure
 from cejudge_dspy.judges.cejudge._checks import translation_checks
-from cejudge_dspy.judges.cejudge._program import CEJudgeProgram
+from cejudge_dspy.judges.cejudge._program import CEJudgeProgram, Directions, JudgeOn
 from cejudge_dspy.judges.cejudge._program import unparsed_prediction as _unparsed
 from cejudge_dspy.judges.cejudge._stages import (
     ReferenceTranslation,
@@ -44,6 +44,7 @@ class PointwiseJudge(CEJudgeProgram):
 
     mode = "pointwise"
 
+    @known_keywords
     def __init__(
         self,
         task: str | TaskSpec = "literary",
@@ -53,9 +54,11 @@ class PointwiseJudge(CEJudgeProgram):
         likelihood_check: bool = True,
         reference: bool = True,
         answers: bool = False,
-        **ablations: Any,
+        concepts: bool = True,
+        directions: Directions = "both",
+        judge_on: JudgeOn = "original",
     ) -> None:
-        super().__init__(task, translator, **ablations)
+        super().__init__(task, translator, concepts=concepts, directions=directions, judge_on=judge_on)
         self.decision = check_decision(decision)
         # Each only for tasks that declare it (check_response_language, check_translation_likelihood;
         # see _checks.py); False runs the LLM judgment on every item.

@@ -125,6 +125,5 @@ def checkeval_program(
     spec: TaskSpec,
     checklist: Checklist | str | Path | None = None,
     decision: Decision = "probability",
-    **_: Any,
 ) -> dspy.Module:
     return CheckEvalJudge(spec, checklist=resolve_checklist(spec, checklist), decision=decision)

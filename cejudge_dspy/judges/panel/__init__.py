@@ -4,71 +4,8 @@ own backbone and `combine` gives the panel's verdict (majority, with "no majorit
 of the members' p(A) or scores) and the item's agreement. The run-level statistics (stacking, kappa, alpha,
 paired tests) are `cejudge_dspy.metrics.panel_summary`'s."""
 
-from __future__ import annotations
+import lazy_loader
 
-from typing import TYPE_CHECKING, Any
-
-# Lazy like the judges' face: the CLI reads panel files without importing DSPy.
-if TYPE_CHECKING:
-    from cejudge_dspy.judges.panel._combine import (
-        NO_MAJORITY,
-        MemberOutcome,
-        agreement_share,
-        combine,
-        majority,
-        vote_entropy,
-    )
-    from cejudge_dspy.judges.panel._judge import PanelJudge, panel_backbones, panel_lms
-    from cejudge_dspy.judges.panel._members import (
-        PanelMember,
-        check_members,
-        check_names,
-        members_from_flags,
-        read_panel_file,
-    )
-
-_WHERE = {
-    "NO_MAJORITY": "_combine",
-    "MemberOutcome": "_combine",
-    "agreement_share": "_combine",
-    "combine": "_combine",
-    "majority": "_combine",
-    "vote_entropy": "_combine",
-    "PanelJudge": "_judge",
-    "panel_backbones": "_judge",
-    "panel_lms": "_judge",
-    "PanelMember": "_members",
-    "check_members": "_members",
-    "check_names": "_members",
-    "members_from_flags": "_members",
-    "read_panel_file": "_members",
-}
-
-
-def __getattr__(name: str) -> Any:
-    import importlib
-
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-__all__ = [
-    "NO_MAJORITY",
-    "MemberOutcome",
-    "PanelJudge",
-    "PanelMember",
-    "agreement_share",
-    "check_members",
-    "check_names",
-    "combine",
-    "majority",
-    "members_from_flags",
-    "panel_backbones",
-    "panel_lms",
-    "read_panel_file",
-    "vote_entropy",
-]
+# Lazy like the judges' face (lazy_loader.attach_stub, the names in __init__.pyi): the CLI reads panel
+# files without importing DSPy.
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -1,17 +1,15 @@
-"""What `cejudge consistency` reads besides the items (_run_args.py): its list flags, and the items' own
-versions of their texts in other languages (`--field FIELD@LANG=COLUMN`, or a task's declared
-`instruction@ko = ...`), each checked before anything is written."""
+"""What a consistency run reads besides the items: its lists (`split_list`), and the items' own versions of
+their texts in other languages (`FIELD@LANG` field keys, `--field instruction@ko=COLUMN`, or a task's
+declared `instruction@ko = ...`), each checked before anything is written."""
 
 from __future__ import annotations
 
-import argparse
-from typing import TYPE_CHECKING
+from pathlib import Path
 
+from cejudge_dspy.consistency._renderings import TEXT_FIELDS, field_language
+from cejudge_dspy.data import Item, load_items, normalize_language
 from cejudge_dspy.errors import InputError
-
-if TYPE_CHECKING:  # the parser is built without DSPy (data imports it)
-    from cejudge_dspy.data import Item
-    from cejudge_dspy.tasks import TaskSpec
+from cejudge_dspy.tasks import TaskSpec
 
 
 def split_list(values: list[str] | None, flag: str) -> list[str]:
@@ -31,8 +29,6 @@ def parallel_fields(
 ) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
     """Split `--field` into the ordinary mapping and {language: {field: column}} for FIELD@LANG keys, on
     top of the task's declared ones (`declared`, [dataset.fields] `instruction@ko = ...`)."""
-    from cejudge_dspy.data import normalize_language
-
     plain: dict[str, str] = {}
     parallel: dict[str, dict[str, str]] = {}
     for lang, mapped in (declared or {}).items():
@@ -48,7 +44,9 @@ def parallel_fields(
 
 
 def parallel_versions(
-    args: argparse.Namespace,
+    data: str | Path | None,
+    subsets: list[str] | None,
+    first: int | None,
     spec: TaskSpec,
     fields: dict[str, str],
     constants: dict[str, str],
@@ -59,7 +57,6 @@ def parallel_versions(
     """(item id, language) -> the item's own texts in that language (those it has a column for; the
     translator writes the others), read by loading the data again with the parallel columns mapped to the
     text fields, so each must be filled for every item (with `--first N`, again no further than N items)."""
-    from cejudge_dspy.data import load_items
 
     text_fields = (
         ("instruction", "response_a", "response_b")
@@ -82,12 +79,12 @@ def parallel_versions(
             i.id: i
             for i in load_items(
                 spec,
-                args.data,
+                None if data is None else str(data),
                 fields=mapping,
                 constants=constants,
-                subsets=args.subset,
-                limit=args.first,
-                first=args.first is not None,
+                subsets=subsets,
+                limit=first,
+                first=first is not None,
             )
         }
         for item in items:
@@ -105,8 +102,6 @@ def check_covered(
 ) -> None:
     """With `--translator none` every text of every item needs its own version in every language it is not
     written in."""
-    from cejudge_dspy.consistency import TEXT_FIELDS, field_language
-
     for lang in languages:
         for item in items:
             own = parallel.get((item.id, lang), {})

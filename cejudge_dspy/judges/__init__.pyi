@@ -1,0 +1,108 @@
+"""The names of the judges face, one list: lazy_loader.attach_stub imports each on first use
+(__init__.py), and type checkers and the API docs read them here."""
+
+from ._choices import (
+    ADAPTER_CHOICES as ADAPTER_CHOICES,
+)
+from ._direct import (
+    DirectPairwiseJudge as DirectPairwiseJudge,
+)
+from ._direct import (
+    DirectPointwiseJudge as DirectPointwiseJudge,
+)
+from ._features import (
+    FEATURES as FEATURES,
+)
+from ._features import (
+    backbone_features as backbone_features,
+)
+from ._features import (
+    combined_features as combined_features,
+)
+from ._features import (
+    missing_features as missing_features,
+)
+from ._fingerprint import (
+    prompt_fingerprint as prompt_fingerprint,
+)
+from ._formatting import (
+    memo_adapter as memo_adapter,
+)
+from ._geval import (
+    GEvalJudge as GEvalJudge,
+)
+from ._likelihood_judge import (
+    LikelihoodPairwiseJudge as LikelihoodPairwiseJudge,
+)
+from ._options import (
+    JudgeOptions as JudgeOptions,
+)
+from ._options import (
+    Option as Option,
+)
+from ._registry import (
+    METHODS as METHODS,
+)
+from ._registry import (
+    SCORING_METHODS as SCORING_METHODS,
+)
+from ._registry import (
+    build_program as build_program,
+)
+from ._registry import (
+    check_method_backbone as check_method_backbone,
+)
+from ._registry import (
+    load_program as load_program,
+)
+from ._registry import (
+    method_names as method_names,
+)
+from ._registry import (
+    program_for_task as program_for_task,
+)
+from ._registry import (
+    run_program as run_program,
+)
+from ._registry import (
+    run_program_identity as run_program_identity,
+)
+from ._runtime import (
+    judging_run as judging_run,
+)
+from ._runtime import (
+    keep_history as keep_history,
+)
+from ._runtime import (
+    quiet_history as quiet_history,
+)
+from ._saved import (
+    auto_choice as auto_choice,
+)
+from ._saved import (
+    check_save_path as check_save_path,
+)
+from ._saved import (
+    default_path as default_path,
+)
+from ._saved import (
+    manifest_path as manifest_path,
+)
+from ._saved import (
+    program_identity as program_identity,
+)
+from ._saved import (
+    read_manifest as read_manifest,
+)
+from ._saved import (
+    save_program as save_program,
+)
+from ._stages import (
+    Stage as Stage,
+)
+from ._stages import (
+    StageFailure as StageFailure,
+)
+from ._sync import (
+    run_sync as run_sync,
+)
