@@ -78,7 +78,7 @@ REPEAT_PENALTY = Bound("--repeat-penalty", "a repeat penalty")
 # Seconds one call to an HTTP backbone may take, retries included (backbones.TIMEOUT_RANGE says the same):
 # a server that accepts a request and never answers ends the run in this time, not in the client's 600 s.
 TIMEOUT = Bound("--timeout", "seconds", 1, 3600)
-DEFAULT_TIMEOUT = 120  # backbones.DEFAULT_TIMEOUT_S
+DEFAULT_TIMEOUT = 300  # backbones.DEFAULT_TIMEOUT_S (why 300: there)
 BACKBONE_BOUNDS = (TEMPERATURE, SEED, MAX_TOKENS, REPEAT_PENALTY, TIMEOUT)
 # Resamples a bootstrap interval may draw: each draws one index per item, all held at once, so a larger
 # count costs memory in proportion and hangs a command asked for 10^8.

@@ -223,7 +223,7 @@ def test_make_lm_hands_each_kind_to_its_builder_with_every_option(monkeypatch: p
     assert calls.pop() == ("embedded", (local, common), {})
     assert make_lm("hosted_vllm/m", api_key="k", num_retries=1, cache=False) == "http"
     http = {"api_base": None, "api_key": "k", "num_retries": 1, "common": {**common, "cache": False}}
-    assert calls.pop() == ("http", ("hosted_vllm/m",), {**http, "timeout": 120.0})
+    assert calls.pop() == ("http", ("hosted_vllm/m",), {**http, "timeout": 300.0})
     assert make_lm("hosted_vllm/m", api_key="k", num_retries=1, cache=False, timeout=7) == "http"
     assert calls.pop() == ("http", ("hosted_vllm/m",), {**http, "timeout": 7.0})
     assert make_lm("simulated", seed=1) == "simulated"

@@ -130,3 +130,10 @@ def test_error_lines_drop_the_traceback_a_client_wrapped_into_its_message() -> N
     assert line == "litellm.InternalServerError: OpenAIException - Invalid response object", line
     assert error_line(ValueError("")) == "ValueError"
     assert len(error_line("x" * 2000)) == 500 and error_line("x" * 2000, limit=None) == "x" * 2000
+
+
+def test_the_flag_has_the_backbones_default_and_range() -> None:
+    from cejudge_dspy.backbones import DEFAULT_TIMEOUT_S, TIMEOUT_RANGE
+    from cejudge_dspy.cli._common import DEFAULT_TIMEOUT, TIMEOUT
+
+    assert DEFAULT_TIMEOUT == DEFAULT_TIMEOUT_S and (TIMEOUT.low, TIMEOUT.high) == TIMEOUT_RANGE
