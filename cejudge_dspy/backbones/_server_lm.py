@@ -30,9 +30,9 @@ from dspy.clients.legacy_outputs import value
 from dspy.utils.callback import with_callbacks
 from dspy.utils.exceptions import LMServerError, LMTimeoutError
 
-# One judgment call of a small model on a loaded CPU server can take minutes (docs/measurements/server-road.md):
-# the default lets such a server work, while one that never answers costs 5 minutes, not 600 s per attempt
-# times four.
+# One judgment call of a small model on a loaded CPU server can take minutes
+# (docs/measurements/server-road.md): the default lets such a server work, while one that never answers
+# costs 5 minutes, not 600 s per attempt times four.
 DEFAULT_TIMEOUT_S = 300.0
 _TRUNCATED = "LM response was truncated"  # DSPy's warning, said on every cut answer; here it is an outcome
 
