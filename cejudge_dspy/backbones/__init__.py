@@ -13,6 +13,7 @@ from cejudge_dspy.backbones._server_lm import (
     CallTimedOut,
     EmptyAnswer,
     ServerLM,
+    whole_answers,
 )
 from cejudge_dspy.backbones._simulated import SimulatedEngine, simulated_backbone
 from cejudge_dspy.backbones._spec import (
@@ -57,4 +58,5 @@ __all__ = [
     "simulated_backbone",
     "text_scorer",
     "use_backbone",
+    "whole_answers",
 ]
