@@ -23,6 +23,8 @@ _EXPORTS = {
     "CEJudgeError": "errors",
     "on_progress": "usage",
     "StageProgress": "usage",
+    "JudgeMetric": "bridges",
+    "inspect_scorer": "bridges",
 }
 
 

@@ -12,8 +12,8 @@ import os
 
 import pytest
 
+from cejudge_dspy.backbones import _model_file as embedded
 from cejudge_dspy.backbones import use_backbone
-from cejudge_dspy.backbones.llamacpp import _embedded as embedded
 from cejudge_dspy.judges.cejudge import PairwiseJudge, PointwiseJudge
 from tests import support
 
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module", autouse=True)
 def embedded_available() -> None:
     reason = None
-    if importlib.util.find_spec("llama_cpp") is None:
+    if importlib.util.find_spec("xllamacpp") is None:
         reason = "llama-cpp-python is not installed"
     elif embedded.packaged_parts() is None:
         reason = "the packaged model parts are not installed"

@@ -148,7 +148,6 @@ SETTINGS = [
     ("languages", ["--language", "en"]),
     ("subsets", ["--subset", "chat"]),
     ("fields", ["--field", "instruction=chosen"]),
-    ("constrained", ["--constrained"]),
     ("adapter", ["--adapter", "json"]),
 ]
 

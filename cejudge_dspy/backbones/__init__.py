@@ -1,11 +1,20 @@
-"""Backbones: one `--lm` string becomes a `dspy.LM` (embedded llama.cpp, a GGUF file, an HTTP server, or the
-latency-simulating fake), made current with `use_backbone`. Programs never hold an LM."""
+"""Backbones: one `--lm` string becomes a `dspy.LM` (an HTTP server, or a local GGUF file, the embedded one
+included, served by llama.cpp's own server; or the latency-simulating fake), made current with `use_backbone`.
+Programs never hold an LM."""
 
 from cejudge_dspy.backbones._builders import EXAMPLES, cache_scope, gguf_model_name
 from cejudge_dspy.backbones._errors import backbone_failure, error_line, explain_backbone_error
 from cejudge_dspy.backbones._features import FeatureCheck, check_features
 from cejudge_dspy.backbones._http_scoring import ServerScorer, can_score, text_scorer
+from cejudge_dspy.backbones._local_server import (
+    DEFAULT_REPEAT_PENALTY,
+    DEFAULT_SLOTS,
+    running_servers,
+    stop_all,
+)
 from cejudge_dspy.backbones._logprobs import checked_logprob, logprob_problem, logprobs_problem
+from cejudge_dspy.backbones._model_file import resolve_gguf
+from cejudge_dspy.backbones._provider import LLAMA_SERVER
 from cejudge_dspy.backbones._server_lm import (
     DEFAULT_TIMEOUT_S,
     TIMEOUT_RANGE,
@@ -29,6 +38,9 @@ from cejudge_dspy.backbones._spec import (
 
 __all__ = [
     "ADAPTERS",
+    "DEFAULT_REPEAT_PENALTY",
+    "DEFAULT_SLOTS",
+    "LLAMA_SERVER",
     "DEFAULT_TIMEOUT_S",
     "EXAMPLES",
     "TIMEOUT_RANGE",
@@ -54,8 +66,11 @@ __all__ = [
     "logprobs_problem",
     "make_lm",
     "preferred_adapter",
+    "resolve_gguf",
     "resolved_adapter",
+    "running_servers",
     "simulated_backbone",
+    "stop_all",
     "text_scorer",
     "use_backbone",
     "whole_answers",

@@ -4,8 +4,8 @@ Three features decide how a judgment is made (`judges._features` records what a 
 
 * `logprobs`: one short chat call asking for `logprobs` with `top_logprobs`; the judges read their verdict
   and grade probabilities from them, and without them fall back to the argmax answer;
-* `scoring`: whether the backbone scores a given text as its own answer (`_http_scoring.text_scorer`: a local
-  engine, or a server that forces an answer with a grammar); the likelihood tie-breaker and the
+* `scoring`: whether the backbone scores a given text as its own answer (`_http_scoring.text_scorer`: a server
+  that forces an answer with a grammar, as llama.cpp's does); the likelihood tie-breaker and the
   translation likelihood check need it, and without it leave close pairs to the grades alone;
 * `schema`: whether DSPy sends the backbone a JSON schema for structured output
   (`lm.supports_response_schema`, DSPy's own reading of the model string); without it the adapters
@@ -68,7 +68,7 @@ def _logprobs(lm: Any) -> FeatureCheck:
 
 def _scoring(lm: Any) -> FeatureCheck:
     if callable(getattr(getattr(lm, "engine", None), "answer_logprobs", None)):
-        return FeatureCheck("scoring", True, "in-process: one forward pass over the given text")
+        return FeatureCheck("scoring", True, "the engine scores a given text itself")
     server = getattr(lm, "server_scorer", None)
     if server is None:
         return FeatureCheck("scoring", False, "not asked: only a server at --api-base is probed")

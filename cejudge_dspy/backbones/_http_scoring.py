@@ -1,10 +1,10 @@
 """Token log probabilities of a *given* answer through an OpenAI-compatible server: the HTTP road's scorer.
 
-The in-process engines score an answer with one forward pass (`llamacpp/_answer_scorer.py`): the answer's
-canonical tokens (the tokenizer's own split of the text) and the token that closes the assistant's turn.
-Over HTTP the server has to do it, and the OpenAI API has no "score this text" call. What works against
-llama.cpp's Python server (`python -m llama_cpp.server`, llama-cpp-python 0.3.36), read from its code and
-measured (docs/measurements/server-road.md):
+Scoring an answer means the log probability of each of its canonical tokens (the tokenizer's own split of
+the text) and of the token that closes the assistant's turn. The server has to do it, and the OpenAI API has
+no "score this text" call. What works against llama.cpp's servers (its own C++ server, which the local
+models run on, and llama-cpp-python's Python server), read from their code and measured
+(docs/measurements/server-road.md):
 
 * the answer's token ids from the server's tokenizer (`POST /extras/tokenize`, special tokens parsed as
   in-process; llama.cpp's C++ server: `/tokenize`), then a chat completion whose output a GBNF `grammar`
@@ -72,7 +72,8 @@ class Unreachable(BackboneError):
 
 def text_scorer(lm: Any) -> Any:
     """How `lm` scores a given answer (`(messages, answer) -> log probabilities`), or None where it cannot:
-    a local engine's `answer_logprobs`, else a server's `ServerScorer` once its probe passed."""
+    its server's `ServerScorer` once the probe passed (local models are served the same way), or a custom
+    DSPy engine's own `answer_logprobs` (the test fakes have one)."""
     score = getattr(getattr(lm, "engine", None), "answer_logprobs", None)
     if callable(score):
         return score

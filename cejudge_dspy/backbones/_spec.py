@@ -2,17 +2,18 @@
 
 Specs:
 
-* `embedded` - the packaged Qwen2.5-Coder-1.5B-Instruct GGUF, run in-process (see `llamacpp/_embedded.py`);
-* `gguf:PATH` - any local GGUF file, run in-process;
+* `embedded` - the packaged Qwen2.5-Coder-1.5B-Instruct GGUF (`_model_file.py`), served by llama.cpp's own
+  server, started on 127.0.0.1 for the process (`_local_server.py`);
+* `gguf:PATH` - any local GGUF file, served the same way;
 * any DSPy model string with a provider prefix, e.g. `hosted_vllm/Qwen/Qwen2.5-7B-Instruct` or
-  `openai/gpt-4o-mini`, optionally at `api_base` (an OpenAI-compatible server; include `/v1`).
+  `openai/gpt-4o-mini`, optionally at `api_base` (an OpenAI-compatible server; include `/v1`), and
+  `llama-server/NAME` for a llama.cpp server a user runs (`_provider.py`), as the local models are reached.
 
 `make_lm` checks the spec and its options here, then hands it to its kind's builder (`_builders.py`).
 """
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Literal
@@ -27,16 +28,13 @@ from cejudge_dspy.backbones._builders import (
     build_simulated,
     invalid_spec,
 )
+from cejudge_dspy.backbones._local_server import DEFAULT_N_CTX, DEFAULT_REPEAT_PENALTY, xllamacpp_missing
+from cejudge_dspy.backbones._model_file import StatusHook
+from cejudge_dspy.backbones._provider import is_llama_server
 from cejudge_dspy.backbones._server_lm import DEFAULT_TIMEOUT_S, check_timeout
-from cejudge_dspy.backbones.llamacpp import (
-    DEFAULT_PROMPT_CACHE_BYTES,
-    DEFAULT_REPEAT_PENALTY,
-    DRAFT_JOBS,
-    StatusHook,
-)
 from cejudge_dspy.errors import BackboneError
 
-MAX_PARALLEL = 12  # sequences in flight; the engine keeps N_SEQ ids, two of them free for prefixes
+MAX_PARALLEL = 12  # a local server's slots: past 4 the measured 2 cores were full; 12 leaves room for more
 # The prompt format the judges ask a backbone in (`--adapter`): DSPy's ChatAdapter (`[[ ## field ## ]]`
 # markers, with its JSON fallback) or JSONAdapter (one JSON object); `auto` is the backbone's own
 # (`resolved_adapter`). judges/_choices.py spells the choices again: flags and panel files are read
@@ -47,10 +45,6 @@ ADAPTERS: tuple[AdapterChoice, ...] = ("auto", "chat", "json")
 # temperatures above 2 are outside what HTTP providers accept, llama.cpp's seed is a 32-bit unsigned number.
 TEMPERATURE_RANGE = (0.0, 2.0)
 SEED_RANGE = (0, 2**32 - 1)
-
-
-def _llama_cpp_installed() -> bool:
-    return importlib.util.find_spec("llama_cpp") is not None
 
 
 def make_lm(
@@ -64,25 +58,19 @@ def make_lm(
     cache: bool = True,
     on_status: StatusHook | None = None,
     num_retries: int = 3,
-    n_ctx: int = 8192,
-    constrained: bool = False,
+    n_ctx: int = DEFAULT_N_CTX,
     repeat_penalty: float = DEFAULT_REPEAT_PENALTY,
-    prompt_cache_bytes: int = DEFAULT_PROMPT_CACHE_BYTES,
-    prompt_states: bool = True,
     parallel: int | None = None,
-    draft: bool = True,
-    draft_jobs: int = DRAFT_JOBS,
     require_logprobs: bool = False,
     adapter: str = "auto",
     timeout: float = DEFAULT_TIMEOUT_S,
 ) -> dspy.LM:
-    """Build the `dspy.LM` for a backbone spec; cheap (a local model loads on its first call).
+    """Build the `dspy.LM` for a backbone spec. A local model (embedded, gguf:PATH) starts this process's
+    llama.cpp server for it on first use (seconds: the model loads), kept until the process exits.
 
-    `num_retries` applies to HTTP backbones (transient failures back off 1, 2, 4 s); a local model
-    has nothing transient to retry. `parallel`: calls decoded together by a local model (None: its
-    default, the batched engine with DEFAULT_PARALLEL; 1: the serial engine); HTTP backbones have none.
-    `draft`: the batched engine verifies prompt-lookup drafts, kept only where greedy decoding agrees,
-    while at most `draft_jobs` calls decode (`llamacpp.DRAFT_JOBS`). `require_logprobs`: a backbone that
+    `num_retries`: transient HTTP failures back off 1, 2, 4 s. `parallel`: a local server's slots, the calls
+    it decodes together (None: `DEFAULT_SLOTS`); `n_ctx`: each slot's context; `repeat_penalty`: the local
+    server's. HTTP backbones have none of these. `require_logprobs`: a backbone that
     gives no token probabilities is an error (a BackboneError from the first judgment call that finds
     none) instead of the argmax fallback; the judges read it as the LM's `require_logprobs` attribute.
     `adapter`: auto, chat or json, the prompt format `use_backbone` makes current with the LM
@@ -93,7 +81,7 @@ def make_lm(
     if not isinstance(spec, str) or not spec.strip():
         raise invalid_spec(spec, "it is empty")
     spec = spec.strip()
-    _check_options(spec, temperature, seed, max_tokens, repeat_penalty, parallel, adapter, constrained)
+    _check_options(spec, temperature, seed, max_tokens, repeat_penalty, parallel, adapter)
     try:
         timeout = check_timeout(timeout)
     except ValueError as exc:
@@ -112,15 +100,13 @@ def make_lm(
     local = LocalOptions(
         on_status=on_status,
         n_ctx=n_ctx,
-        constrained=constrained,
         repeat_penalty=repeat_penalty,
-        prompt_cache_bytes=prompt_cache_bytes,
-        prompt_states=prompt_states,
         parallel=parallel,
-        draft=draft,
-        draft_jobs=draft_jobs,
     )
-    lm = build_embedded(local, common) if spec == "embedded" else build_gguf(spec[5:].strip(), local, common)
+    if spec == "embedded":
+        lm = build_embedded(local, common, num_retries, timeout)
+    else:
+        lm = build_gguf(spec[5:].strip(), local, common, num_retries, timeout)
     return _required(lm, require_logprobs)
 
 
@@ -132,7 +118,7 @@ def _required(lm: dspy.LM, require_logprobs: bool) -> dspy.LM:
 
 
 def is_local(spec: Any) -> bool:
-    """Whether a backbone spec names a model run in-process by llama.cpp (embedded or gguf:PATH)."""
+    """Whether a backbone spec names a local GGUF model the package serves (embedded or gguf:PATH)."""
     return isinstance(spec, str) and (spec.strip() == "embedded" or spec.strip().startswith("gguf:"))
 
 
@@ -144,14 +130,13 @@ def _check_options(
     repeat_penalty: Any,
     parallel: Any,
     adapter: Any,
-    constrained: bool,
 ) -> None:
     """Every check of a backbone's options before anything is built or loaded: one list for `make_lm` and
     for `check_backbone`'s embedded shortcut, so neither can miss one the other makes."""
     _check_sampling(temperature, seed, max_tokens)
     _check_repeat_penalty(spec, repeat_penalty)
     _check_parallel(spec, parallel)
-    _check_adapter(spec, adapter, constrained)
+    _check_adapter(spec, adapter)
 
 
 def _check_sampling(temperature: Any, seed: Any, max_tokens: Any) -> None:
@@ -184,29 +169,19 @@ def _check_parallel(spec: str, parallel: Any) -> None:
         raise BackboneError(f"--parallel applies to local GGUF models only, not to '{spec}'; drop it")
 
 
-def _check_adapter(spec: str, adapter: Any, constrained: bool = False) -> None:
+def _check_adapter(spec: str, adapter: Any) -> None:
     if adapter not in ADAPTERS:
         raise BackboneError(f"--adapter must be one of {', '.join(ADAPTERS)}, got {adapter!r}")
-    # The grammar is the JSON adapter's schema: under the chat adapter no schema is sent, and
-    # --constrained would be accepted and do nothing.
-    if constrained and is_local(spec) and resolved_adapter(spec, adapter) == "chat":
-        raise BackboneError(
-            "--constrained decodes under the JSON adapter's schema, which --adapter chat does not send; "
-            "drop one of them"
-        )
 
 
 def _check_local(spec: str, api_base: str | None) -> None:
-    """What a local spec refuses before any file is read: an api_base, an empty path, no llama.cpp."""
+    """What a local spec refuses before any file is read: an api_base, an empty path, no llama.cpp server."""
     if api_base:
         raise BackboneError(f"--api-base applies to HTTP backbones only, not to '{spec}'; drop it")
     if spec.startswith("gguf:") and not spec[5:].strip():
         raise invalid_spec(spec, "gguf: needs a file path after the colon")
-    if not _llama_cpp_installed():  # checked first: assembling the packaged model would be wasted
-        raise BackboneError(
-            "llama-cpp-python is not installed, so local GGUF models cannot run; "
-            "pip install 'cejudge-dspy[embedded]' or use an HTTP backbone with --api-base"
-        )
+    if why := xllamacpp_missing():  # checked first: assembling the packaged model would be wasted
+        raise BackboneError(why)
 
 
 def check_backbone(spec: str, *, api_base: str | None = None, **options: Any) -> None:
@@ -224,7 +199,6 @@ def check_backbone(spec: str, *, api_base: str | None = None, **options: Any) ->
             options.get("repeat_penalty", DEFAULT_REPEAT_PENALTY),
             options.get("parallel"),
             options.get("adapter", "auto"),
-            options.get("constrained", False),
         )
         _check_local("embedded", api_base)
         return
@@ -232,11 +206,16 @@ def check_backbone(spec: str, *, api_base: str | None = None, **options: Any) ->
 
 
 def resolved_adapter(spec: str, adapter: str = "auto") -> Literal["chat", "json"]:
-    """The adapter `adapter` (auto, chat or json) stands for on backbone `spec`: auto is json for local
-    GGUF models and chat for every other backbone (see `preferred_adapter`)."""
+    """The adapter `adapter` (auto, chat or json) stands for on backbone `spec`: auto is json for
+    llama.cpp's server (local GGUF models, `llama-server/NAME`) and chat for every other backbone
+    (`preferred_adapter`)."""
     if adapter in ("chat", "json"):
         return adapter  # type: ignore[return-value]
-    return "json" if is_local(spec) else "chat"
+    return "json" if _json_first(spec) else "chat"
+
+
+def _json_first(spec: str) -> bool:
+    return is_local(spec) or is_llama_server(spec)
 
 
 def preferred_adapter(spec: str, adapter: str = "auto") -> dspy.Adapter | None:
@@ -244,15 +223,16 @@ def preferred_adapter(spec: str, adapter: str = "auto") -> dspy.Adapter | None:
 
     `auto`: the one it parses best with. Measured on the embedded 1.5B model: JSONAdapter with a
     schema-constrained decode parsed 5/5 typed outputs, ChatAdapter without its fallback 0/5 (it writes
-    `[[ ## field ## ]] = B`). Local GGUF models decode under the schema in-process, so they get JSONAdapter;
-    HTTP servers keep DSPy's default (None, so a `dspy.configure(adapter=...)` of the caller's still holds).
+    `[[ ## field ## ]] = B`). llama.cpp's server (local GGUF models, `llama-server/NAME`) turns the JSON
+    adapter's schema into a grammar, so it gets JSONAdapter; other HTTP servers keep DSPy's default (None,
+    so a `dspy.configure(adapter=...)` of the caller's still holds).
     `json`/`chat` choose for a backbone auto guesses wrong for: a small model behind a server that does not
     follow the chat adapter's field markers parses as JSON. `chat` is DSPy's ChatAdapter, JSON fallback
     included, the same one an HTTP backbone gets by default.
     """
     _check_adapter(spec, adapter)
     if adapter == "auto":
-        return dspy.JSONAdapter() if is_local(spec) else None
+        return dspy.JSONAdapter() if _json_first(spec) else None
     return dspy.JSONAdapter() if adapter == "json" else dspy.ChatAdapter()
 
 

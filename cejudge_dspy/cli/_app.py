@@ -24,6 +24,7 @@ from cejudge_dspy.cli import _checkeval as cli_checkeval
 from cejudge_dspy.cli import _consistency as cli_consistency
 from cejudge_dspy.cli import _evaluate as cli_eval
 from cejudge_dspy.cli import _optimize as cli_optimize
+from cejudge_dspy.cli import _rank as cli_rank
 from cejudge_dspy.cli import _view as cli_view
 from cejudge_dspy.cli._common import (
     Bound,
@@ -97,7 +98,7 @@ def _run_judge(args: argparse.Namespace) -> int:
             started = time.monotonic()
             results.append((item, program(**item.inputs()).result))
             which = f"item {n}/{len(items)} judged" if len(items) > 1 else "judged"
-            err.print(f"[dim]{which} in {clock(time.monotonic() - started)}[/]")
+            err.print(f"{which} in {clock(time.monotonic() - started)}", style="dim")
     for item, result in results:
         if args.json:
             out.print_json(json.dumps({"id": item.id, **result.to_dict()}, ensure_ascii=False))
@@ -160,6 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     _tasks_parser(sub)
     cli_eval.add_parsers(sub)
     cli_consistency.add_parsers(sub)
+    cli_rank.add_parsers(sub)
     cli_calibrate.add_parsers(sub)
     cli_checkeval.add_parsers(sub)
     cli_optimize.add_parsers(sub)

@@ -38,6 +38,7 @@ def add_parsers(sub: Any) -> None:
 
 def run_check(args: argparse.Namespace) -> int:
     from rich.table import Table
+    from rich.text import Text
 
     from cejudge_dspy.backbones import backbone_failure, check_features, error_line, make_lm
     from cejudge_dspy.cli.display import console
@@ -67,7 +68,7 @@ def run_check(args: argparse.Namespace) -> int:
         table.add_column(column, overflow="fold")
     for check in checks:
         with_it, without_it = CONSEQUENCE[check.name]
-        mark = "[green]yes[/]" if check.available else "[red]no[/]"
+        mark = Text("yes", style="green") if check.available else Text("no", style="red")
         table.add_row(check.name, mark, check.detail, with_it if check.available else without_it)
     out.print(table)
     return 0

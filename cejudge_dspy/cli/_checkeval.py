@@ -39,6 +39,12 @@ def run_agreement(args: argparse.Namespace) -> int:
             f"runs must come from one task (run.json says {sorted(map(str, tasks))})", field="runs"
         )
     spec = load_task(tasks.pop())
+    if spec.mode == "pairwise":  # no score to agree on: the table would be empty
+        raise InputError(
+            f"task {spec.name} is pairwise: agreement measures scores across runs of a pointwise task "
+            "(CheckEval's, say); compare two pairwise runs with `cejudge compare RUN_A RUN_B`",
+            field="runs",
+        )
     dims = {d.name: d.human_key for d in spec.dimensions}
     if args.dimension is not None and args.dimension not in dims:
         raise InputError(

@@ -8,12 +8,12 @@ CODE[: note]` or `--keep N ... --reason TEXT`, records that person's decision in
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 from cejudge_dspy.cli._common import add_backbone_args, backbone
 from cejudge_dspy.errors import DataError, InputError
+from cejudge_dspy.files import read_json
 
 
 def add_parser(sub: Any) -> None:
@@ -151,8 +151,8 @@ def _existing(file: str | None, flag: str) -> Path:
 def _task_of(path: Path) -> str:
     """The task a checklist file names, read before the file is checked against that task's declaration."""
     try:
-        task = json.loads(path.read_bytes().decode("utf-8")).get("task")
-    except (ValueError, AttributeError):
+        task = read_json(path, DataError).get("task")
+    except AttributeError:
         task = None
     if not isinstance(task, str) or not task:
         raise DataError(

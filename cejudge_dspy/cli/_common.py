@@ -91,7 +91,8 @@ def add_backbone_args(p: argparse.ArgumentParser) -> None:
         "--lm",
         default="embedded",
         action=Repeatable,
-        help="embedded (default), gguf:PATH, or a dspy model string such as hosted_vllm/MODEL; repeated "
+        help="embedded (default), gguf:PATH, llama-server/NAME with --api-base, or a dspy model string such "
+        "as hosted_vllm/MODEL; repeated "
         "(evaluate, judge), a panel: one member per backbone (and per --method)",
     )
     g.add_argument("--api-base", default=None, help="server URL for HTTP backbones, including /v1")
@@ -114,7 +115,8 @@ def add_backbone_args(p: argparse.ArgumentParser) -> None:
         choices=ADAPTER_CHOICES,
         default="auto",
         help="the prompt format: DSPy's chat adapter ([[ ## field ## ]] markers) or its JSON adapter; auto "
-        "(default): json for local GGUF models, chat for HTTP backbones. json suits a small model behind "
+        "(default): json for llama.cpp's server (local GGUF models, llama-server/NAME), chat for other "
+        "backbones. json suits a small model behind "
         "a server that does not follow the chat markers",
     )
     g.add_argument(
@@ -131,26 +133,20 @@ def add_backbone_args(p: argparse.ArgumentParser) -> None:
         help="stop with an error when the backbone gives no token probabilities, instead of falling "
         "back to the argmax answers (`cejudge backbones check` says what a server gives)",
     )
-    g.add_argument(
-        "--constrained",
-        action="store_true",
-        help="local GGUF models: decode under the JSON schema as a grammar (always parses, slower)",
-    )
-    # No numbers here: the defaults are the llama.cpp engines' own (backbones.llamacpp), which import DSPy,
+    # No numbers here: the defaults are the local server's own (backbones), which import DSPy,
     # and the flags are built without it.
     g.add_argument(
         "--repeat-penalty",
         type=float,
         default=None,
-        help="local GGUF models: llama.cpp's repeat penalty (default: the engine's mild one; 1: off)",
+        help="local GGUF models: their llama.cpp server's repeat penalty (default: a mild one; 1: off)",
     )
     g.add_argument(
         "--parallel",
         type=int,
         default=None,
-        help="local GGUF models: calls decoded together (default: the batched engine, faster per judgment "
-        "on 2 cores than 1, the serial engine, which decodes one call at a time; "
-        "docs/measurements/speed-and-cost.md)",
+        help="local GGUF models: their llama.cpp server's slots, the calls it decodes together "
+        "(default 4; docs/measurements/local-server.md)",
     )
 
 
@@ -195,7 +191,7 @@ def backbone_options(args: argparse.Namespace) -> dict[str, Any]:
     """The backbone flags as `use_backbone` / `check_backbone` / `make_lm` keyword arguments (a Ray worker
     builds its LM from these)."""
     check_backbone_args(args)
-    from cejudge_dspy.backbones.llamacpp import DEFAULT_REPEAT_PENALTY
+    from cejudge_dspy.backbones import DEFAULT_REPEAT_PENALTY
 
     return {
         "api_base": args.api_base,
@@ -207,7 +203,6 @@ def backbone_options(args: argparse.Namespace) -> dict[str, Any]:
         "adapter": adapter_choice(args),
         "timeout": float(getattr(args, "timeout", None) or DEFAULT_TIMEOUT),
         **({"require_logprobs": True} if getattr(args, "require_logprobs", False) else {}),
-        **({"constrained": True} if args.constrained else {}),
         # Passed only when set: HTTP backbones refuse a sampler setting they do not have.
         **({"repeat_penalty": rp} if (rp := repeat_penalty(args)) != DEFAULT_REPEAT_PENALTY else {}),
         # Passed only when given: HTTP backbones refuse a setting they do not have.
@@ -222,7 +217,7 @@ def adapter_choice(args: argparse.Namespace) -> str:
 
 def repeat_penalty(args: argparse.Namespace) -> float:
     """The --repeat-penalty of a run (not given, or parsers without the flag: the engine's default)."""
-    from cejudge_dspy.backbones.llamacpp import DEFAULT_REPEAT_PENALTY
+    from cejudge_dspy.backbones import DEFAULT_REPEAT_PENALTY
 
     given = getattr(args, "repeat_penalty", None)
     return DEFAULT_REPEAT_PENALTY if given is None else float(given)

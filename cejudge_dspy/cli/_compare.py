@@ -94,6 +94,7 @@ def add_parsers(sub: Any) -> None:
 
 def run_score_predictions(args: argparse.Namespace) -> int:
     from rich.table import Table
+    from rich.text import Text
 
     from cejudge_dspy.cli.display import console
     from cejudge_dspy.metrics import average, score_prediction_files, strict_average
@@ -117,7 +118,7 @@ def run_score_predictions(args: argparse.Namespace) -> int:
         avg = average(scores, kind)
         strict = strict_average(scores) if kind == "pairwise" else None
         table.add_row(
-            f"[bold]average ({kind})[/]",
+            Text(f"average ({kind})", style="bold"),
             "",
             avg.name,
             f"{avg.value:.3f}",
@@ -154,6 +155,12 @@ def run_compare(args: argparse.Namespace) -> int:
         raise InputError(
             f"compare takes two runs (got {len(runs)}); `--ablations BASE RUN...` sets several against a "
             "base, `--rules RUN...` tabulates each alone"
+        )
+    if runs[0].resolve() == runs[1].resolve() and args.rule_a == args.rule_b:
+        raise InputError(
+            f"{runs[0]} and {runs[1]} are the same run: a run compared with itself differs in nothing; "
+            "pass two runs (or --rule-a/--rule-b to compare two decision rules on one run)",
+            field="runs",
         )
     console().print(
         compare_table(

@@ -102,7 +102,9 @@ def run_evaluate(args: argparse.Namespace) -> int:
     items = load_data_items(args, spec, fields, constants)
     if shard:
         items = [i for i in items if shard_of(shard_key(i), shard[1]) == shard[0] - 1]
+    _say_unlabelled(spec, items, field_mapping(spec, fields, constants)[0].get("label"))
     method = args.method if members is None else "panel"
+    # --task named a declared task, and task names are plain (tasks/_parsing.py): the default stays in ./runs
     out = Path(args.out or f"runs/{args.task}-{method}" + (f"-{args.preset}" if args.preset else ""))
     config = run_identity(
         args,
@@ -120,3 +122,18 @@ def run_evaluate(args: argparse.Namespace) -> int:
     with lock(out):
         records = prepare_run_dir(out, config, force_new=args.force_new)
         return judge_and_summarize(args, spec, program, items, records, out, config)
+
+
+def _say_unlabelled(spec: Any, items: list[Item], label_column: str | None) -> None:
+    """One stderr line when items have no gold label (they get verdict shares or score distributions, not
+    the task's metric), naming the declared label column a file lacked, so a forgotten `--field label=`
+    is seen before the run, not after it."""
+    unlabelled = sum(i.label is None for i in items)
+    if not unlabelled:
+        return
+    line = f"{unlabelled} of {len(items)} items have no gold label: they get no {spec.metric}"
+    if unlabelled == len(items) and label_column:
+        line += f" (the data has no '{label_column}' column; map yours with --field label=COLUMN)"
+    from cejudge_dspy.cli.display import console
+
+    console(stderr=True).print(line, markup=False, soft_wrap=True)

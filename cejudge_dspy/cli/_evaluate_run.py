@@ -109,6 +109,7 @@ def print_run_tables(summary: dict[str, Any], mode: str) -> None:
         console,
         decision_rules_table,
         dimension_tables,
+        label_free_table,
         panel_tables,
         reliability_table,
         selective_table,
@@ -116,10 +117,15 @@ def print_run_tables(summary: dict[str, Any], mode: str) -> None:
     )
 
     stdout = console()
-    stdout.print(summary_table(summary))
+    label_free = label_free_table(summary)
+    labelled = label_free is None or summary["n_items"] > summary["label_free"]["n_items"]
+    if labelled:
+        stdout.print(summary_table(summary))  # a metric only where some item has a gold label
+    if label_free is not None:
+        stdout.print(label_free)
     if (dims := dimension_tables(summary)) is not None:
         stdout.print(dims)
-    if (rules := decision_rules_table(summary)) is not None:
+    if labelled and (rules := decision_rules_table(summary)) is not None:  # the rules' metrics need labels
         stdout.print(rules)
     if (calibration := summary.get("decision_rules", {}).get("calibration")) and calibration["n"]:
         stdout.print(reliability_table(calibration))

@@ -8,12 +8,12 @@ for an item given on the command line, the flag (`--response-a`).
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
-from cejudge_dspy.data import Item, normalize_language, parse_label, read_text_lines, require_text
+from cejudge_dspy.data import Item, normalize_language, parse_label, require_text
 from cejudge_dspy.errors import DataError, InputError
+from cejudge_dspy.files import parse_json, read_text
 from cejudge_dspy.tasks import TaskSpec
 
 KEYS = ("instruction", "response", "response_a", "response_b", "language", "response_language")
@@ -71,23 +71,22 @@ def item_from_mapping(
 
 
 def read_item_file(path: Path) -> list[dict[str, Any]]:
-    # Checked before opening: a named pipe would block until a writer comes, a device never ends.
-    text = "\n".join(read_text_lines(path, "pass an existing JSON or JSONL file to --file")).strip()
+    # The one reader (cejudge_dspy.files): a pipe or a device refused, nesting and huge numbers caught.
+    fix = lambda line: DataError(f"{line}; pass a JSON or JSONL file of items to --file")  # noqa: E731
+    text = read_text(path, fix).strip()
     if not text:
         raise DataError(f"{path}: the file is empty")
     try:
-        data = json.loads(text)
+        data = parse_json(text, str(path), fix)
         return data if isinstance(data, list) else [data]
-    except json.JSONDecodeError:
-        pass
-    rows = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path} line {n}: not valid JSON ({exc.msg})") from exc
-    return rows
+    except DataError:
+        if "\n" not in text:
+            raise
+    return [
+        parse_json(line, f"{path} line {n}", fix)
+        for n, line in enumerate(text.splitlines(), 1)
+        if line.strip()
+    ]
 
 
 def items_from_args(args: argparse.Namespace, spec: TaskSpec) -> list[Item]:

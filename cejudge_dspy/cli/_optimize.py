@@ -106,17 +106,18 @@ def run_optimize(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, console: Console) -> int:
     from cejudge_dspy.data import load_items
-    from cejudge_dspy.judges import default_path
+    from cejudge_dspy.judges import check_save_path, default_path
     from cejudge_dspy.tuning import estimate_calls, parse_budget, split_items
 
     spec, budget = load_task(args.task), parse_budget(args.budget)
+    out = Path(args.out) if args.out is not None else default_path(spec)
+    check_save_path(out)  # a bad name, a planted symlink or an unwritable folder: before any tuning
     if not args.verbose:
         logging.getLogger("dspy").setLevel(logging.WARNING)
     fields = parse_fields(args.field)
     items = load_items(spec, args.data, fields=fields or None, subsets=args.subset, seed=args.seed)
     train, dev, dropped = split_items(items, args.train, args.dev, args.seed)
     estimate = estimate_calls(spec, train, dev, optimizer=args.optimizer, budget=budget, demos=args.demos)
-    out = Path(args.out) if args.out else default_path(spec)
     log_dir = out.parent / f"{out.stem}.gepa" if args.optimizer == "gepa" else None
     _print_plan(console, spec, args.optimizer, budget, estimate, train, dev, dropped, log_dir)
     if not args.yes and sys.stdin.isatty() and not Confirm.ask("Start?", console=console, default=True):

@@ -193,7 +193,8 @@ def judge_with_panel(
             pred = program(**item.inputs())
             results.append((item, pred.result, pred.members))
             err.print(
-                f"[dim]item {n}/{len(items)} judged by the panel in {clock(time.monotonic() - started)}[/]"
+                f"item {n}/{len(items)} judged by the panel in {clock(time.monotonic() - started)}",
+                style="dim",
             )
     for item, result, outcomes in results:
         item_id = item.id if len(items) > 1 else None

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from cejudge_dspy.errors import InputError
+from cejudge_dspy.files import read_toml
 from cejudge_dspy.judges import JudgeOptions, Option
-from cejudge_dspy.tasks import read_toml
 
 _GROUPS = {"program": "program", "ablations": "ablations (CE-Judge)"}
 

@@ -35,14 +35,17 @@ def check_options(args: argparse.Namespace) -> None:
     before anything runs."""
     check_bounds(args, RUN_BOUNDS)
     judge_options(args).check_bounds()
-    if getattr(args, "out", None):
-        check_out(Path(args.out))
+    if getattr(args, "out", None) is not None:
+        check_out(Path(args.out) if args.out.strip() else None)
 
 
-def check_out(out: Path, flag: str = "--out") -> None:
+def check_out(out: Path | None, flag: str = "--out") -> None:
     """A run directory is an existing directory, or a path whose missing folders are created (like
     `mkdir -p`, as runs.lock does); a file, a device such as /dev/null, a path under a file or a folder this
-    process cannot write is one line before anything is written."""
+    process cannot write is one line before anything is written, and so is an empty name (None: `--out ""`
+    would otherwise mean the default directory, silently)."""
+    if out is None:
+        raise InputError("is empty; name a run directory, or leave --out out for the default", field=flag)
     for path in (out, *out.parents):
         if not os.path.lexists(path):
             continue
@@ -97,7 +100,6 @@ def run_identity(
         "api_base": args.api_base,
         "temperature": args.temperature,
         "max_tokens": args.max_tokens,
-        "constrained": bool(args.constrained),
         # llama.cpp's sampler setting: only local GGUF models have one.
         "repeat_penalty": repeat_penalty(args) if is_local(args.lm) else None,
         # The prompt format as asked (auto, chat, json); what it resolved to is in each record's features.

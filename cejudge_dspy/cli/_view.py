@@ -64,7 +64,7 @@ def add_parsers(sub: Any) -> None:
 
 
 def run_view(args: argparse.Namespace) -> int:
-    from cejudge_dspy.runs import write_file_atomic
+    from cejudge_dspy.files import write_file_atomic
     from cejudge_dspy.view import csv_text, item_rows, load_view_run, require_libraries, write_page
 
     require_libraries()
@@ -76,6 +76,8 @@ def run_view(args: argparse.Namespace) -> int:
             raise InputError(f"{path} is not a run directory", field="runs")
     if any((path / "consistency.json").is_file() for path in paths):
         return _view_consistency(args, paths)
+    if any((path / "ranking.json").is_file() for path in paths):
+        return _view_ranking(args, paths)
     names = _unique_names(paths)
     out = (
         Path(args.out)
@@ -127,6 +129,28 @@ def _view_consistency(args: argparse.Namespace, paths: list[Path]) -> int:
 
     def write() -> None:
         write_consistency_page(paths[0], out, n_resamples=args.bootstrap)
+        print(out.resolve())
+
+    return _publish(args, out, write)
+
+
+def _view_ranking(args: argparse.Namespace, paths: list[Path]) -> int:
+    """The page of one ranking run (its systems with their intervals and the win-rate matrix), and the
+    same tables on stdout."""
+    from cejudge_dspy.cli.display import console, ranking_tables
+    from cejudge_dspy.rank import read_ranking
+    from cejudge_dspy.view import write_ranking_page
+
+    if len(paths) > 1 or args.csv:
+        raise InputError(f"{paths[0]} is a ranking run: view it on its own (without --csv)", field="runs")
+    out = Path(args.out) if args.out else paths[0] / "view.html"
+    summary = read_ranking(paths[0])
+    assert summary is not None
+
+    def write() -> None:
+        for table in ranking_tables(summary):
+            console().print(table)
+        write_ranking_page(paths[0], out)
         print(out.resolve())
 
     return _publish(args, out, write)

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from cejudge_dspy.errors import CEJudgeError
-from cejudge_dspy.runs import identity_diff, write_json_atomic
+from cejudge_dspy.files import make_dirs
+from cejudge_dspy.runs import RESULTS, RUN, identity_diff, write_json_atomic
 
 CONSISTENCY = "consistency.json"
 RENDERINGS = "renderings.jsonl"
@@ -60,15 +61,12 @@ def is_consistency_run(path: Path) -> bool:
 
 
 def read_consistency_identity(out: Path) -> dict[str, Any] | None:
-    import json
+    from cejudge_dspy.files import read_json
 
     path = out / CONSISTENCY
     if not path.exists():
         return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise CEJudgeError(f"{path} is unreadable ({exc}); use --force-new or another --out") from None
+    data = read_json(path, lambda line: CEJudgeError(f"{line}; use --force-new or another --out"))
     if not isinstance(data, dict):
         raise CEJudgeError(f"{path} is not a consistency run's description; use --force-new or another --out")
     return data
@@ -77,7 +75,12 @@ def read_consistency_identity(out: Path) -> dict[str, Any] | None:
 def open_consistency(out: Path, identity: dict[str, Any], children: list[str], *, force_new: bool) -> None:
     """Create or reopen `out` for `identity` (call under `runs.lock(out)`); an existing run with other
     settings is refused, or moved aside with `force_new`."""
-    out.mkdir(parents=True, exist_ok=True)
+    make_dirs(out)
+    if (out / RUN).exists() or (out / RESULTS).exists():  # its summary.json would be replaced
+        raise CEJudgeError(
+            f"{out} holds an `evaluate` run ({RUN}); a consistency run needs a directory of its own: "
+            "use another --out"
+        )
     old = read_consistency_identity(out)
     started = (out / RENDERINGS).exists() or any((out / c).exists() for c in children)
     if force_new and (old is not None or started):

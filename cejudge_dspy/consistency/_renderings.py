@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cejudge_dspy.data import Item, normalize_language
-from cejudge_dspy.errors import TranslationError
+from cejudge_dspy.errors import CEJudgeError, TranslationError
+from cejudge_dspy.files import MAX_RESULTS_BYTES, parse_json, read_bytes
 from cejudge_dspy.runs import append_record
 from cejudge_dspy.translate import Translator
 
@@ -73,10 +73,11 @@ def read_renderings(path: Path) -> dict[tuple[str, str], Rendering]:
     out: dict[tuple[str, str], Rendering] = {}
     if not path.exists():
         return out
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    text = read_bytes(path, CEJudgeError, limit=MAX_RESULTS_BYTES).decode("utf-8", errors="replace")
+    for line in text.splitlines():
         try:
-            rendering = Rendering.from_dict(json.loads(line))
-        except (ValueError, TypeError, AttributeError):
+            rendering = Rendering.from_dict(parse_json(line, str(path), CEJudgeError))
+        except (CEJudgeError, ValueError, TypeError, AttributeError):
             continue
         out[(rendering.id, rendering.language)] = rendering
     return out

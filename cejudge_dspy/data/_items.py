@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 import dspy
 
+from cejudge_dspy.data._text import text_problem
 from cejudge_dspy.errors import InputError
 
 Label = str | float | dict[str, float] | None
@@ -73,6 +74,6 @@ def require_text(value: Any, field: str, item: str | None = None) -> str:
         raise InputError("is missing", item=item, field=field)
     if not isinstance(value, str):
         raise InputError(f"must be text, got {type(value).__name__}", item=item, field=field)
-    if not value.strip():
-        raise InputError("is empty", item=item, field=field)
+    if problem := text_problem(value):  # a lone surrogate, a control character, only invisible characters
+        raise InputError(problem, item=item, field=field)
     return value

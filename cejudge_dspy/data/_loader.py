@@ -16,7 +16,10 @@ Conventions (also shown by `cejudge tasks show` through `task_summary`):
   declaration; a command-line entry for a field drops the declaration's entry of the other kind for it.
   A field with both a column and a constant keeps only rows whose column equals the constant
   (case-insensitively; that is how `reasoning` takes MM-Eval's reasoning rows); a source without that
-  column gets the constant. Ids: the mapped id (declared or `--field id=...`), else a local file's own
+  column gets the constant. Declared constants go with the declared columns: they apply to the hub
+  dataset and to a local copy read through the declared columns, never to a file read through its own
+  (`response_a`, ... or command-line fields), which gets only command-line constants and may lack the
+  declared label column. Ids: the mapped id (declared or `--field id=...`), else a local file's own
   `id` column, else `<file stem>/<row index>` (0-based, blank lines not counted); a blank id cell also
   falls back to `<file stem>/<row index>`.
 - Languages: a `language_pair` column (`de-en`: language=de, response_language=en), else a `language`
@@ -24,7 +27,9 @@ Conventions (also shown by `cejudge tasks show` through `task_summary`):
   `liteval_de-en.csv`) when the task reads languages from file names, else the declared default.
 - Labels: pairwise "A"/"B"/"tie" in any case; pointwise a finite number (strings such as "4,5"
   parsed; NaN and infinities refused, as JSON cannot hold them), or for a task with score dimensions
-  (CheckEval) also a dict of scores kept as dict[str, float]. No mapped label means unlabelled items.
+  (CheckEval) also a dict of scores kept as dict[str, float]. No mapped label means unlabelled items;
+  an empty label cell (or a row without the key) leaves that item unlabelled, so a file may be partly
+  labelled (summaries say how many items were scored).
 - Row problems (empty text, bad label, unknown language, duplicate id) are collected over all rows that
   pass the filters and raised as one InputError that lists them, so a file is fixed in one pass.
 - Filters: `languages` match the instruction language (`zh` also matches `zh-CN`) or a pair (`de-en`);
@@ -115,6 +120,8 @@ def _load_source(
         restricts_from = c_src
     else:
         f_src, c_src = _adapt_to_file(fields_, constants_, source.columns, cli)
+        if not _declared_mapping_used(task, source.columns, cli):
+            f_src, c_src = _own_columns(f_src, c_src, source.columns, cli, cli_constants)
         restricts_from = {k: v for k, v in c_src.items() if k in cli_constants}
     usable = _check_columns(task, source.where, source.columns, f_src, c_src)
     restricts = {f: c for f, c in restricts_from.items() if f in usable}
@@ -130,6 +137,37 @@ def _load_source(
         if stop is not None and len(loader.items) >= stop:
             break
     return read
+
+
+def _own_columns(
+    fields: dict[str, str],
+    constants: dict[str, str],
+    columns: list[str],
+    cli: set[str],
+    cli_constants: dict[str, str],
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The mapping of a file read through its own columns: the declared constants describe the declared
+    dataset (MM-Eval's `chosen` is response A, hence label A), so only the caller's constants remain. A
+    declared column that a dropped constant made optional stays optional: that field is left empty; so
+    does a declared label column the file lacks (its items are unlabelled)."""
+    optional = {k for k in constants if k not in cli_constants} | {"label"}
+    kept = {f: spec for f, spec in fields.items() if f in cli or f not in optional or _present(spec, columns)}
+    return kept, {k: v for k, v in constants.items() if k in cli_constants}
+
+
+def _present(spec: str, columns: list[str]) -> bool:
+    return all(c in columns for c in _columns_of(spec))
+
+
+def _declared_mapping_used(task: TaskSpec, columns: list[str], cli: set[str]) -> bool:
+    """Whether a local file is read through the task's declared mapping (a local copy of the declared
+    dataset: every required text field read from its declared column, none remapped on the command line).
+    A declaration that maps no text field binds its constants to no columns, so they describe any file."""
+    declared = task.dataset.fields
+    required = TEXT_FIELDS[task.mode]
+    if not any(f in declared for f in required):
+        return True
+    return all(f in declared and f not in cli and _present(declared[f], columns) for f in required)
 
 
 def task_summary(task: TaskSpec) -> dict[str, Any]:

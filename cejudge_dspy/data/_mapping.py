@@ -46,10 +46,11 @@ def _adapt_to_file(
 ) -> tuple[dict[str, str], dict[str, str]]:
     """Fit the declared mapping to a local file, so a file in the common schema needs no flags.
 
-    The declaration describes its own dataset (MM-Eval's `chosen`/`rejected`, its `label = "A"`, its
-    subset filter). In a local file, a field whose declared column is absent reads the column named
-    after the field itself (`response_a`, `label`, ...), and such a column replaces a declared constant;
-    an `id` column names the items even where the declaration maps no id.
+    The declaration describes its own dataset (MM-Eval's `chosen`/`rejected`, its subset filter; for a
+    file not read through those columns, `_loader.py` then drops its constants). In a local file, a
+    field whose declared column is absent reads the column named after the field itself (`response_a`,
+    `label`, ...), and such a column replaces a declared constant; an `id` column names the items even
+    where the declaration maps no id.
     Declared constants do not filter rows of local files (pass `--subset` for that); they fill fields
     the file lacks. Command-line mappings are taken as given.
     """

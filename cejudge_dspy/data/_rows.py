@@ -18,6 +18,7 @@ from typing import Any
 from cejudge_dspy.data._items import Item, Label
 from cejudge_dspy.data._languages import normalize_language, split_pair
 from cejudge_dspy.data._mapping import TEXT_FIELDS, _blank
+from cejudge_dspy.data._text import id_problem, kind_problem, text_problem
 from cejudge_dspy.errors import DataError, InputError
 from cejudge_dspy.tasks import TaskSpec
 
@@ -195,6 +196,9 @@ class _Loader:
                 return
         # Kept rows take the declared spelling ("Reasoning" -> "reasoning"), so subsets group cleanly.
         raw |= {f: c for f, c in constants.items() if f in restricts or _blank(raw.get(f))}
+        if not _blank(raw.get("id")) and (problem := id_problem(raw["id"])):
+            self.problems.append(InputError(problem, item=_position(where, index, line), field="id"))
+            return
         item_id = f"{stem}/{index}" if _blank(raw.get("id")) else str(raw["id"]).strip()
         subset = None if _blank(raw.get("subset")) else str(raw["subset"]).strip()
         self.seen["subset"][subset or "(none)"] += 1
@@ -216,14 +220,20 @@ class _Loader:
         before = len(self.problems)
         for f in TEXT_FIELDS[self.task.mode]:
             value = raw.get(f)
-            if _blank(value) or isinstance(value, (dict, list)):
-                what = (
-                    "empty or missing text" if _blank(value) else f"expected text, got {type(value).__name__}"
-                )
+            text = None if _blank(value) or kind_problem(value) else str(value)
+            # Checked once here, on the way in (_text.py): no text reaches a judge, a record or a terminal
+            # with half a character, a control character or only invisible characters.
+            what = (
+                "empty or missing text" if _blank(value) else kind_problem(value) or text_problem(text or "")
+            )
+            if what:
                 self.problems.append(InputError(what, item=shown, field=f))
             else:
-                values[f] = str(value)
-        if "label" in raw:  # mapped or constant; unmapped means unlabelled data
+                values[f] = text
+        label = raw.get("label")
+        # Mapped or constant; unmapped means unlabelled data, and so does an empty cell (a partly
+        # labelled file). NaN is no empty cell: parse_label refuses it.
+        if "label" in raw and not (_blank(label) and not (isinstance(label, float) and math.isnan(label))):
             try:
                 values["label"] = parse_label(raw["label"], self.task, shown)
             except InputError as exc:

@@ -7,6 +7,7 @@ The file conventions (formats, CSV delimiter, directories) are listed in _loader
 from __future__ import annotations
 
 import hashlib
+import os
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -46,13 +47,32 @@ class Source:
             yield index, None, values
 
 
+def _no_hub_dataset(task: TaskSpec) -> str:
+    """Where a task without a hub dataset gets its data, what a file or folder must hold, the command, and
+    (when the declaration names one) a sample to try it on: built from the declaration."""
+    spec = task.dataset
+    columns = ", ".join(f"{column} ({field})" for field, column in spec.fields.items() if "{" not in column)
+    csv = f"; CSV cells separated by {spec.delimiter!r}" if spec.delimiter else ""
+    pair = "; the language pair read from the file name (de-en.csv)" if spec.language_from_filename else ""
+    example = "de-en.csv" if spec.language_from_filename else "items.jsonl"
+    return " ".join(
+        part
+        for part in (
+            f"task '{task.name}' declares no hub dataset{': ' + spec.origin if spec.origin else ''}.",
+            f"Pass a file or a folder of files (.jsonl/.json/.csv/.tsv/.parquet) with --data PATH, each row "
+            f"with the columns {columns or 'the task maps'}{csv}{pair}:",
+            f"`python optimize.py --task {task.name} --data {example}` or "
+            f"`cejudge evaluate --task {task.name} --data {example}`.",
+            f"To try it here: {spec.try_with}." if spec.try_with else "",
+        )
+        if part
+    )
+
+
 def _hub_source(task: TaskSpec) -> Source:
     spec = task.dataset
     if not spec.hub_id:
-        raise DataError(
-            f"task '{task.name}' declares no hub dataset; pass a local file or directory "
-            "with --data PATH (.jsonl/.json/.csv/.tsv/.parquet)"
-        )
+        raise DataError(_no_hub_dataset(task))
     import datasets  # slow import, needed only when hub data is read
 
     try:
@@ -68,11 +88,23 @@ def _hub_source(task: TaskSpec) -> Source:
     return Source(f"hub dataset {spec.hub_id}", stem, None, list(ds.column_names), _hub=ds)
 
 
+def _require_utf8_name(path: Path) -> None:
+    """A file name that is not UTF-8 (its bytes reach Python as lone surrogates) could be neither printed
+    nor recorded in run.json: one line, with the bad bytes shown as \\xNN."""
+    name = str(path)
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(name).decode("utf-8", errors="backslashreplace")
+        raise DataError(f"data path {shown}: the file name is not UTF-8; rename it") from None
+
+
 def local_files(path: str) -> list[Path]:
     """The data files a `--data PATH` names, in the order they are read: the file itself, or a directory's
     files with a data suffix in name order. Decided by `stat` alone, so a named pipe or a device is
     refused before anything opens it (opening a pipe waits for a writer)."""
     root = Path(path).expanduser()
+    _require_utf8_name(root)
     try:
         mode = root.stat().st_mode
     except FileNotFoundError:
@@ -82,6 +114,7 @@ def local_files(path: str) -> list[Path]:
     if stat.S_ISDIR(mode):
         entries = sorted(f for f in root.iterdir() if f.suffix.lower() in FORMATS and not f.is_dir())
         for entry in entries:
+            _require_utf8_name(entry)
             require_regular_file(entry, f"remove it from {root} or pass the files one by one")
         if not entries:
             raise DataError(

@@ -197,7 +197,8 @@ def _write_new_run(out: Path, config: dict[str, Any], records: list[Record], sum
     remove_tree(tmp)
     try:
         tmp.mkdir()
-        with (tmp / RESULTS).open("w", encoding="utf-8") as fh:
+        # backslashreplace: a lone surrogate is written as its JSON escape, as runs' own writer does
+        with (tmp / RESULTS).open("w", encoding="utf-8", errors="backslashreplace") as fh:
             for r in records:
                 fh.write(strict_json(r.to_dict()) + "\n")
             fh.flush()

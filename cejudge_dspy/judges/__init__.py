@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from cejudge_dspy.judges._runtime import judging_run, keep_history, quiet_history
     from cejudge_dspy.judges._saved import (
         auto_choice,
+        check_save_path,
         default_path,
         manifest_path,
         program_identity,
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
         save_program,
     )
     from cejudge_dspy.judges._stages import Stage, StageFailure
+    from cejudge_dspy.judges._sync import run_sync
 
 
 def __getattr__(name: str) -> Any:
@@ -101,5 +103,7 @@ __all__ = [
     "read_manifest",
     "run_program",
     "run_program_identity",
+    "check_save_path",
+    "run_sync",
     "save_program",
 ]

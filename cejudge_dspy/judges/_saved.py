@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
+import shutil
+import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar, get_args
@@ -18,6 +19,14 @@ from typing import Any, TypeVar, get_args
 import dspy
 
 from cejudge_dspy.errors import CEJudgeError, TaskError
+from cejudge_dspy.files import (
+    make_dirs,
+    read_bytes,
+    read_json,
+    refuse_symlink,
+    write_failure,
+    write_file_atomic,
+)
 from cejudge_dspy.tasks import TaskSpec, folder, load_task
 
 FORMAT = "cejudge-optimized/1"
@@ -72,21 +81,17 @@ def save_program(program: dspy.Module, path: str | Path, manifest: dict[str, Any
     missing = [k for k in ("task", "task_version") if k not in manifest]
     if missing:
         raise CEJudgeError(f"a manifest needs {missing}; build it with OptimizeReport.manifest(...)")
-    if path.suffix != ".json":
-        raise CEJudgeError(f"optimized programs are saved as .json, got '{path}'; use --out NAME.json")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    check_save_path(path)
     clean = program.deepcopy()
     stripped = [name for name, pred in clean.named_predictors() if pred.lm is not None]
     for _, pred in clean.named_predictors():
         pred.lm = None
-    tmp = path.with_name(path.stem + ".tmp.json")
-    clean.save(str(tmp))
-    state = json.loads(tmp.read_text(encoding="utf-8"))
+    state_bytes = _dspy_state(clean, path)
+    state = json.loads(state_bytes)
     bound = [key for key, value in state.items() if isinstance(value, dict) and value.get("lm")]
     if bound:  # cannot happen after stripping; refuse rather than ship credentials or model paths
-        tmp.unlink()
         raise CEJudgeError(f"refusing to save {path}: predictors {bound} still carry an LM")
-    os.replace(tmp, path)
+    write_file_atomic(path, state_bytes)  # no symlink followed, one line on a full or read-only disk
     full = {
         "format": FORMAT,
         **manifest,
@@ -96,10 +101,37 @@ def save_program(program: dspy.Module, path: str | Path, manifest: dict[str, Any
     }
     full.setdefault("created", datetime.now(timezone.utc).isoformat(timespec="seconds"))
     target = manifest_path(path)
-    tmp_manifest = target.with_name(target.name + ".tmp")
-    tmp_manifest.write_text(json.dumps(full, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp_manifest, target)
+    write_file_atomic(target, json.dumps(full, indent=2, ensure_ascii=False) + "\n")
     return target
+
+
+def check_save_path(path: str | Path) -> None:
+    """One line, before anything is tuned, when a program cannot be saved at `path`: not a .json name,
+    a symlink at it or at its manifest, or a folder that cannot be made."""
+    path = Path(path)
+    if path.suffix != ".json":
+        raise CEJudgeError(f"optimized programs are saved as .json, got '{path}'; use --out NAME.json")
+    if path.is_dir():
+        raise CEJudgeError(f"{path} is a folder; use --out NAME.json")
+    refuse_symlink(path)
+    refuse_symlink(manifest_path(path))
+    make_dirs(path.parent)
+
+
+def _dspy_state(program: dspy.Module, path: Path) -> bytes:
+    """The bytes DSPy's `save` writes for `program`, made in a fresh private folder (mkdtemp: created
+    exclusively, mode 0700) beside `path`, so nothing is written through a name someone could plant."""
+    try:
+        scratch = Path(tempfile.mkdtemp(prefix=f".{path.stem}.", dir=path.parent))
+    except OSError as exc:
+        raise write_failure(path, exc) from None
+    try:
+        program.save(str(scratch / "state.json"))
+        return (scratch / "state.json").read_bytes()
+    except OSError as exc:
+        raise write_failure(path, exc) from None
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def read_manifest(path: str | Path) -> dict[str, Any]:
@@ -108,10 +140,7 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
         raise CEJudgeError(f"optimized program '{path}' does not exist; {FIX}")
     if not target.exists():
         raise CEJudgeError(f"'{path}' has no manifest ({target.name}), so it cannot be checked; {FIX}")
-    try:
-        data = json.loads(target.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CEJudgeError(f"manifest {target} is unreadable ({_one_line(exc)}); {FIX}") from None
+    data = read_json(target, lambda line: CEJudgeError(f"manifest {line}; {FIX}"))
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CEJudgeError(f"manifest {target} is not a {FORMAT} manifest; {FIX}")
     stages = data.get("stages")
@@ -140,10 +169,7 @@ def read_state(path: str | Path, program: dspy.Module) -> dict[str, Any]:
     DSPy would take a truncated, empty or mistyped state with a traceback, or silently (instructions
     that are not text turn every item into an error)."""
     where = str(path)
-    try:
-        state = json.loads(Path(path).read_bytes().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CEJudgeError(f"program {where} is not a saved program ({_one_line(exc)}); {FIX}") from None
+    state = read_json(Path(path), lambda line: CEJudgeError(f"program {line}; {FIX}"))
     if not isinstance(state, dict):
         raise CEJudgeError(f"program {where} is not a saved program (a JSON {type(state).__name__}); {FIX}")
     names = [name for name, _ in program.named_predictors()]
@@ -250,7 +276,8 @@ def program_identity(task: str | TaskSpec, program: str | Path = "auto") -> str:
         return "base"
     if not path.exists():
         raise CEJudgeError(f"program file '{path}' does not exist; use --program auto|base|PATH.json")
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    fix = lambda line: CEJudgeError(f"program {line}; use --program auto|base|PATH.json")  # noqa: E731
+    digest = hashlib.sha256(read_bytes(path, fix)).hexdigest()[:12]  # a pipe or /dev/zero refused
     # Location-free for the tuned programs folder, so a moved checkout still resumes its runs.
     shown = (
         f"optimized/{path.name}" if path.resolve().parent == optimized_dir().resolve() else path.as_posix()

@@ -10,6 +10,10 @@ no bootstrap CI is computed: a percentile interval over 1-4 items says nothing. 
 row per dimension, at sample level and per document (group), and an `overall` row (item score against
 the mean human score over the declared dimensions, sample level only).
 
+Items without a gold label get no metric: `label_free` (_label_free.py, present only when such items
+exist) gives their verdict shares (pairwise) or score distribution (pointwise) per language and overall,
+with intervals; in a partly labelled run the rows' `counts` say how many items were scored.
+
 Pairwise rows also carry `strict`: strict accuracy (an unparsed verdict counted as wrong, the CE-Judge
 paper's definition), with its own CI; errored items stay excluded from it. The summary's
 `strict_average` is its macro average over languages.
@@ -31,6 +35,7 @@ from cejudge_dspy.judges.cejudge import CHECK_NAMES
 from cejudge_dspy.judges.verdicts import DECISIONS, Decision, JudgeResult
 from cejudge_dspy.metrics._correlations import CORRELATIONS
 from cejudge_dspy.metrics._dimensions import dimension_table
+from cejudge_dspy.metrics._label_free import label_free_summary
 from cejudge_dspy.metrics._measures import accuracy, position_consistency, share, strict_accuracy
 from cejudge_dspy.metrics._result import MetricResult
 from cejudge_dspy.metrics._scoring import item_counts, language_key, prediction, strict_golds
@@ -210,6 +215,12 @@ def _metrics(
         checks = [_decider(r.result) for r in all_rows if r.result and r.status == "ok"]
         if by_check := {c: checks.count(c) for c in CHECK_NAMES if c in checks}:
             out["decided_by_checks"] = by_check
+    # Items without a gold label: what the judge said, with intervals, instead of a metric (absent when
+    # every item has a label, so a labelled run's summary is what it was).
+    if label_free := label_free_summary(
+        all_rows, spec.mode, n_resamples=n_resamples, seed=seed, abstained=abstained
+    ):
+        out["label_free"] = label_free
     if spec.dimensions:
         out["dimensions"] = dimension_table(rows, spec)
         out["constant_dimensions"] = sorted(

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from cejudge_dspy.errors import CEJudgeError, InputError
+from cejudge_dspy.files import read_json
 from cejudge_dspy.metrics._compare import compare_runs
 from cejudge_dspy.runs import SUMMARY
 
@@ -55,10 +56,7 @@ def read_summary(run: Path) -> dict[str, Any]:
         raise CEJudgeError(
             f"{run}: no {SUMMARY}; is the run finished? `cejudge evaluate --out {run}` writes it at the end"
         )
-    try:
-        summary = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CEJudgeError(f"{path}: cannot be read as JSON ({exc})") from exc
+    summary = read_json(path, CEJudgeError)  # a pipe, a device, deep nesting, huge numbers: one line
     if not isinstance(summary, dict):
         raise CEJudgeError(f"{path}: not a run summary (a JSON object written by `cejudge evaluate`)")
     return summary

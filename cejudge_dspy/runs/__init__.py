@@ -6,7 +6,6 @@ from cejudge_dspy.runs._files import RunWriteError, append_record, write_json_at
 from cejudge_dspy.runs._identity import IDENTITY_KEYS, identity_changes, identity_diff
 from cejudge_dspy.runs._json import strict_json
 from cejudge_dspy.runs._lock import lock
-from cejudge_dspy.runs._nofollow import UnsafeFileError, write_file_atomic
 from cejudge_dspy.runs._record import (
     RESUME_KEYS,
     Record,
@@ -33,7 +32,6 @@ __all__ = [
     "RunRecords",
     "RunWriteError",
     "SUMMARY",
-    "UnsafeFileError",
     "append_record",
     "identity_changes",
     "identity_diff",
@@ -53,7 +51,6 @@ __all__ = [
     "run_timing",
     "secrets_of",
     "strict_json",
-    "write_file_atomic",
     "write_json_atomic",
     "write_summary",
 ]

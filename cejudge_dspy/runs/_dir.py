@@ -6,7 +6,7 @@
   identity: nothing could mix.
 - `lock` holds an exclusive OS lock on `.lock` for as long as a process writes (_lock.py).
 - No file of the run is written through a symlink: one placed there is refused with one line
-  naming it (_nofollow.py).
+  naming it (cejudge_dspy.files).
 - `append_records` appends whole lines or none, and `repair_torn_tail` (run on resume, under the lock)
   moves a torn final line aside so its item is judged again (_files.py).
 
@@ -18,7 +18,6 @@ directory's names from one place.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from cejudge_dspy.errors import CEJudgeError
+from cejudge_dspy.files import make_dirs, read_json, refuse_symlink, touch_nofollow
 from cejudge_dspy.runs._files import (
     repair_torn_tail,
     write_json_atomic,
@@ -35,9 +35,14 @@ from cejudge_dspy.runs._identity import (
     IDENTITY_FORMAT,
     identity_diff,
 )
-from cejudge_dspy.runs._nofollow import refuse_symlink, touch_nofollow
 
 RESULTS, RUN, SUMMARY, TORN = "results.jsonl", "run.json", "summary.json", "results.jsonl.torn"
+# The identity file of a `cejudge consistency` run (consistency/_layout.py): such a directory is no run's.
+CONSISTENCY = "consistency.json"
+
+
+def _unreadable_identity(line: str) -> CEJudgeError:
+    return CEJudgeError(f"{line}; use --force-new or another --out")
 
 
 def read_identity(out: Path) -> dict[str, Any] | None:
@@ -45,10 +50,7 @@ def read_identity(out: Path) -> dict[str, Any] | None:
     path = out / RUN
     if not path.exists():
         return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CEJudgeError(f"{path} is unreadable ({exc}); use --force-new or another --out") from None
+    data = read_json(path, _unreadable_identity)  # a pipe, a device, deep nesting: one line
     if not isinstance(data, dict):
         raise CEJudgeError(f"{path} is not a run description; use --force-new or another --out")
     return data
@@ -59,7 +61,12 @@ def open_run(out: Path, identity: dict[str, Any], *, force_new: bool = False) ->
 
     Refuses an existing run with another identity unless `force_new`, which moves it aside first.
     """
-    out.mkdir(parents=True, exist_ok=True)
+    make_dirs(out)
+    if (out / CONSISTENCY).exists():  # its summary.json would be replaced by this run's
+        raise CEJudgeError(
+            f"{out} holds a `consistency` run ({CONSISTENCY}); an evaluate run needs a directory of its "
+            "own: use another --out (the consistency run's own runs are its subfolders)"
+        )
     for name in (RUN, RESULTS, SUMMARY, TORN):  # refused before anything is judged, not at the end
         refuse_symlink(out / name)
     old = read_identity(out)

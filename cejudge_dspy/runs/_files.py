@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from cejudge_dspy.errors import CEJudgeError
+from cejudge_dspy.files import FileWriteError, UnsafeFileError, open_nofollow, write_file_atomic
 from cejudge_dspy.runs._json import strict_json
-from cejudge_dspy.runs._nofollow import UnsafeFileError, open_nofollow, write_file_atomic
 from cejudge_dspy.runs._redact import public_urls
 
 
@@ -57,7 +57,7 @@ def repair_torn_tail(path: Path) -> bool:
                 fh.write(b"\n")
         return False
     last = data[start:].rstrip(b"\n")
-    torn = path.with_name(path.name + ".torn")  # no symlink followed by either write (_nofollow.py)
+    torn = path.with_name(path.name + ".torn")  # no symlink followed by either write (cejudge_dspy.files)
     with os.fdopen(open_nofollow(torn, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab") as fh:
         fh.write(last + b"\n")
     with os.fdopen(open_nofollow(path, os.O_RDWR), "r+b") as fh:
@@ -71,6 +71,13 @@ def repair_torn_tail(path: Path) -> bool:
     return True
 
 
+def _utf8(text: str) -> bytes:
+    """JSON text as UTF-8. A lone surrogate (half an emoji, from a model's output or a server's error) has
+    no UTF-8 form; it is written as its JSON escape `\\udXXX`, which reads back as the same string, so the
+    writer never fails on a text it was given (data files are checked on the way in, data/_text.py)."""
+    return text.encode("utf-8", errors="backslashreplace")
+
+
 def append_record(path: Path, record: dict[str, Any]) -> None:
     """Append one record as one line, durably; on failure leave the file as it was and raise one line."""
     append_records(path, [record])
@@ -79,8 +86,8 @@ def append_record(path: Path, record: dict[str, Any]) -> None:
 def append_records(path: Path, records: Sequence[dict[str, Any]]) -> None:
     """Append records, one line each, in one write and one fsync; on failure leave the file as it was
     (none of them written) and raise one line."""
-    data = "".join(strict_json(r) + "\n" for r in records).encode("utf-8")  # strict JSON (_json.py)
-    try:  # a symlink is refused, not followed (_nofollow.py); the runner stops on a RunWriteError
+    data = _utf8("".join(strict_json(r) + "\n" for r in records))  # strict JSON (_json.py)
+    try:  # a symlink is refused, not followed (cejudge_dspy.files); the runner stops on a RunWriteError
         fd = open_nofollow(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     except UnsafeFileError as exc:
         raise RunWriteError(str(exc)) from None
@@ -105,8 +112,8 @@ def append_records(path: Path, records: Sequence[dict[str, Any]]) -> None:
 
 
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    try:  # through a fresh temporary file and a rename; a symlink at `path` is refused (_nofollow.py)
+    try:  # through a fresh temporary file and a rename; a symlink at `path` is refused (cejudge_dspy.files)
         # strict JSON (_json.py), and no server address with its credentials (_redact.py)
-        write_file_atomic(path, strict_json(public_urls(data), indent=2) + "\n")
-    except OSError as exc:
-        raise RunWriteError(f"cannot write {path} ({exc.strerror or exc}); free space and rerun") from None
+        write_file_atomic(path, _utf8(strict_json(public_urls(data), indent=2) + "\n"))
+    except FileWriteError as exc:
+        raise RunWriteError(str(exc)) from None

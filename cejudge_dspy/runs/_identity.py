@@ -30,7 +30,6 @@ IDENTITY_KEYS = (
     "api_base",
     "temperature",
     "max_tokens",
-    "constrained",
     "repeat_penalty",
     # The prompt format (--adapter): the chat and JSON adapters ask for different prompts and answers.
     "adapter",
@@ -53,6 +52,9 @@ IDENTITY_KEYS = (
     # who rendered them; None in every other run.
     "rendering",
     "render_translator",
+    # A `cejudge rank` run's own settings (the schedule, its baseline and budget, the systems, the seed);
+    # None in every other run.
+    "rank",
 )
 
 

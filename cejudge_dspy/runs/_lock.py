@@ -2,7 +2,7 @@
 
 `lock` holds an exclusive OS lock (`filelock`) on `.lock` for as long as a process writes; the kernel
 drops it when the process dies, even by SIGKILL. `.holder` says who holds it, for the second writer.
-Neither is opened through a symlink (_nofollow.py): a planted one is refused with one line.
+Neither is opened through a symlink (cejudge_dspy.files): a planted one is refused with one line.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from cejudge_dspy.errors import CEJudgeError
-from cejudge_dspy.runs._nofollow import refuse_symlink, write_file_atomic
+from cejudge_dspy.files import make_dirs, read_json, refuse_symlink, write_file_atomic
 
 
 class RunLockedError(CEJudgeError):
@@ -28,7 +28,7 @@ class RunLockedError(CEJudgeError):
 @contextmanager
 def lock(out: Path, command: str = "cejudge evaluate") -> Iterator[None]:
     """Hold the run directory's exclusive lock for the block; a second writer gets one line."""
-    out.mkdir(parents=True, exist_ok=True)
+    make_dirs(out)  # a file in the way or a read-only disk is one line
     path = out / ".lock"
     # filelock opens `.lock` truncating it; older releases followed a symlink there (the target was emptied)
     refuse_symlink(path)
@@ -51,8 +51,8 @@ def lock(out: Path, command: str = "cejudge evaluate") -> Iterator[None]:
 
 def _holder(out: Path) -> str:
     try:
-        h = json.loads((out / ".holder").read_text(encoding="utf-8"))
+        h = read_json(out / ".holder", CEJudgeError, limit=4096)
         since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(h["since"]))
         return f"pid {h['pid']} on {h['host']}, {h['command']}, since {since}"
-    except (OSError, ValueError, KeyError, TypeError):
+    except (CEJudgeError, ValueError, KeyError, TypeError, OverflowError):
         return "holder unknown"

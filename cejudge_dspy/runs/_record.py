@@ -11,7 +11,6 @@ calibrate, agreement: one record per item, duplicates and foreign ids refused, t
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from typing import Any
 
 from cejudge_dspy.data import Item
 from cejudge_dspy.errors import CEJudgeError
+from cejudge_dspy.files import MAX_RESULTS_BYTES, parse_json, read_bytes, read_json
 from cejudge_dspy.judges.verdicts import JudgeResult
 from cejudge_dspy.runs._dir import RESULTS, RUN, open_run, read_identity
 from cejudge_dspy.runs._files import torn_tail, write_json_atomic
@@ -157,28 +157,26 @@ def _part(field: str, parse: Callable[[dict[str, Any]], Any], value: Any) -> Any
 _FIX = "repair or remove the line (or start the run over with --force-new)"
 
 
+def _unreadable_results(line: str) -> CEJudgeError:
+    return CEJudgeError(f"{line}; pass a run directory written by `cejudge evaluate --out`")
+
+
+def _corrupt_record(line: str) -> CEJudgeError:
+    where, _, why = line.partition(": ")
+    return CEJudgeError(f"{where}: corrupt record ({why}); {_FIX}")
+
+
 def _read_lines(path: Path) -> tuple[list[tuple[int, Record]], bool]:
     """Every whole line of results.jsonl as (line number, its record), and whether a torn final
     line (`_files.torn_tail`) was left unread; a damaged earlier line is one clear error naming it."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:  # a directory, or no permission
-        raise CEJudgeError(
-            f"{path} cannot be read ({exc.strerror or exc}); pass a run directory written by "
-            "`cejudge evaluate --out`"
-        ) from None
+    data = read_bytes(path, _unreadable_results, limit=MAX_RESULTS_BYTES)  # a pipe or a device refused
     cut = torn_tail(data)
     body = data if cut is None else data[:cut]
     rows: list[tuple[int, Record]] = []
     for n, line in enumerate(body.split(b"\n"), 1):
         if not line.strip():
             continue
-        try:
-            row = json.loads(line)
-        except ValueError as exc:  # not JSON, or not UTF-8
-            raise CEJudgeError(
-                f"{path}:{n}: corrupt record ({' '.join(str(exc).split())[:120]}); {_FIX}"
-            ) from None
+        row = parse_json(line, f"{path}:{n}", _corrupt_record)  # nesting and huge numbers caught
         if not isinstance(row, dict):
             raise CEJudgeError(
                 f"{path}:{n}: corrupt record (a JSON {type(row).__name__}, not an object); {_FIX}"
@@ -315,7 +313,7 @@ def run_timing(previous: dict[str, Any] | None, started: float, finished: float)
 def read_timing(path: Path) -> dict[str, Any] | None:
     """The `timing` of an existing summary.json (None when there is none or it cannot be read)."""
     try:
-        timing = json.loads(path.read_text(encoding="utf-8")).get("timing")
-    except (OSError, ValueError, AttributeError):
+        timing = read_json(path, CEJudgeError).get("timing")
+    except (CEJudgeError, AttributeError):
         return None
     return timing if isinstance(timing, dict) else None

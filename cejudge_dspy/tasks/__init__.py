@@ -1,11 +1,9 @@
 """Tasks are data: the typed declarations in `programs/*.toml`, their parsing into a `TaskSpec`, and the
-shipped resource folders (task declarations, tuned programs, CheckEval checklists), and the one reader of
-TOML files (`read_toml`)."""
+shipped resource folders (task declarations, tuned programs, CheckEval checklists)."""
 
 from cejudge_dspy.tasks._catalog import available_tasks, broken_declarations, load_task, preset_task
 from cejudge_dspy.tasks._resources import folder
 from cejudge_dspy.tasks._spec import ITEM_FIELDS, Dimension, SubDimension, TaskSpec
-from cejudge_dspy.tasks._toml import read_toml
 
 __all__ = [
     "Dimension",
@@ -17,5 +15,4 @@ __all__ = [
     "folder",
     "load_task",
     "preset_task",
-    "read_toml",
 ]

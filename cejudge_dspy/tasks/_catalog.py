@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from cejudge_dspy.errors import TaskError
+from cejudge_dspy.files import read_toml
 from cejudge_dspy.tasks._parsing import inherit, parse_task
 from cejudge_dspy.tasks._resources import folder
 from cejudge_dspy.tasks._spec import (
     TaskSpec,
 )
-from cejudge_dspy.tasks._toml import read_toml
 
 
 def programs_dir() -> Path:

@@ -1,12 +1,13 @@
 """Parsing one declaration: every problem is a TaskError naming the file and the key, never a traceback.
 
-`parse_task` validates a declaration's keys into a TaskSpec (the file is read by _toml.read_toml);
+`parse_task` validates a declaration's keys into a TaskSpec (the file is read by files.read_toml);
 `inherit` resolves `extends` (a declaration starts from the keys of the task it extends and replaces the
 top-level keys it gives; a table such as [scale] or [dataset] is replaced whole).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -61,10 +62,38 @@ def _parse_dimensions(raw: list[dict[str, Any]], where: str) -> tuple[Dimension,
                 name=_require(d, "name", str, where),
                 definition=_require(d, "definition", str, where),
                 subdimensions=subs,
-                human_key=d.get("human_key", d["name"]),
+                human_key=_human_key(d, where),
             )
         )
     return tuple(dims)
+
+
+def _human_key(d: dict[str, Any], where: str) -> str:
+    key = d.get("human_key", d["name"])
+    if not isinstance(key, str) or not key.strip():
+        raise TaskError(
+            f"{where} dimension {d.get('name')}: human_key must be text (a label key), got {key!r}"
+        )
+    return key
+
+
+# Task names become run directory names (runs/<task>-<method>) and terminal text: letters, digits and
+# `_ . -`, starting with a letter or digit, so no name can leave ./runs or carry a control character.
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+# A scale is levels a judge picks from; 0-100 (Direct Assessment) is the widest any benchmark uses.
+MAX_SCALE_LEVELS = 101
+# `extends` chains deeper than this are a mistake (the shipped ones are one step).
+MAX_EXTENDS = 16
+
+
+def _name(data: dict[str, Any], where: str) -> str:
+    name = _require(data, "name", str, where)
+    if not _NAME.fullmatch(name) or ".." in name:
+        raise TaskError(
+            f"{where}: name {name!r} is not a plain task name; use letters, digits, '_', '.' and '-' "
+            "(at most 64, starting with a letter or digit)"
+        )
+    return name
 
 
 _DATASET_KEYS = {
@@ -74,6 +103,8 @@ _DATASET_KEYS = {
     "delimiter": str,
     "language_from_filename": bool,
     "default_language": str,
+    "origin": str,
+    "try_with": str,
 }
 
 
@@ -95,6 +126,9 @@ def _dataset(data: dict[str, Any], where: str) -> DatasetSpec:
         if not isinstance(value, _DATASET_KEYS[key]):
             kind = _DATASET_KEYS[key].__name__
             raise TaskError(f"{where}: [dataset] {key} must be {kind}, got {type(value).__name__}")
+    delimiter = raw.get("delimiter", "")
+    if delimiter and (len(delimiter) != 1 or delimiter in '"\r\n'):
+        raise TaskError(f"{where}: [dataset] delimiter must be one character such as ';', got {delimiter!r}")
     parallel = _parallel(fields_, where)
     fields_ = {k: v for k, v in fields_.items() if "@" not in k}
     unknown = sorted(set(fields_) - set(ITEM_FIELDS))
@@ -145,7 +179,12 @@ def _scale(data: dict[str, Any], where: str) -> tuple[dict[int, str], tuple[int,
     ends (LitEval's rubric describes 1, 3, 5 and 7 of a 1-7 scale); a level it leaves out is any whole
     number between, and the judge reads it as lying between its described neighbours."""
     scale: dict[int, str] = {}
-    for key, value in _table(data, "scale", where).items():
+    table = _table(data, "scale", where)
+    if len(table) > MAX_SCALE_LEVELS:
+        raise TaskError(
+            f"{where}: [scale] describes {len(table)} levels; a scale has at most {MAX_SCALE_LEVELS}"
+        )
+    for key, value in table.items():
         if not str(key).strip().lstrip("-").isdigit():
             raise TaskError(f"{where}: [scale] keys must be whole numbers such as 1 = \"...\", got '{key}'")
         if not isinstance(value, str) or not value.strip():
@@ -154,7 +193,7 @@ def _scale(data: dict[str, Any], where: str) -> tuple[dict[int, str], tuple[int,
     described = tuple(sorted(scale))
     bounds = data.get("scale_range")
     if bounds is None:
-        if scale and list(described) != list(range(min(scale), max(scale) + 1)):
+        if scale and described[-1] - described[0] + 1 != len(described):  # sorted, unique: gaps or not
             raise TaskError(
                 f"{where}: [scale] must describe every level from {min(scale)} to {max(scale)}, "
                 "or declare scale_range = [LOW, HIGH] to describe only some of them"
@@ -170,6 +209,11 @@ def _scale(data: dict[str, Any], where: str) -> tuple[dict[int, str], tuple[int,
             f"{where}: scale_range must be [LOW, HIGH], whole numbers with LOW < HIGH, got {bounds!r}"
         )
     low, high = bounds
+    if high - low + 1 > MAX_SCALE_LEVELS:
+        raise TaskError(
+            f"{where}: scale_range {bounds!r} has {high - low + 1} levels; a scale has at most "
+            f"{MAX_SCALE_LEVELS} (such as 0-100)"
+        )
     if not scale or described[0] != low or described[-1] != high:
         raise TaskError(f"{where}: [scale] must describe both ends of scale_range, {low} and {high}")
     full = {}
@@ -203,7 +247,7 @@ def parse_task(data: dict[str, Any], path: Path | None = None) -> TaskSpec:
         return _parse_task(data, path, where)
     except TaskError:
         raise
-    except (TypeError, ValueError, AttributeError, KeyError) as exc:  # a shape no check above foresaw
+    except (TypeError, ValueError, AttributeError, KeyError, OverflowError) as exc:  # a shape not foreseen
         raise TaskError(f"{where}: malformed declaration ({type(exc).__name__}: {exc})") from None
 
 
@@ -228,7 +272,7 @@ def _parse_task(data: dict[str, Any], path: Path | None, where: str) -> TaskSpec
     if not isinstance(dimensions, list) or not all(isinstance(d, dict) for d in dimensions):
         raise TaskError(f"{where}: dimensions must be [[dimensions]] tables")
     return TaskSpec(
-        name=_require(data, "name", str, where),
+        name=_name(data, where),
         version=version,
         mode=mode,
         description=data.get("description", ""),
@@ -251,17 +295,26 @@ def _parse_task(data: dict[str, Any], path: Path | None, where: str) -> TaskSpec
 def inherit(
     data: dict[str, Any], path: Path, raw: dict[str, tuple[Path, dict[str, Any]]], seen: tuple[str, ...] = ()
 ) -> dict[str, Any]:
-    """`data` over the keys of the task it `extends` (recursively); see the module docstring."""
-    base_name = data.get("extends")
-    if base_name is None:
-        return data
-    if not isinstance(base_name, str) or base_name not in raw:
-        raise TaskError(
-            f"{path}: extends = {base_name!r} names no readable declaration; "
-            f"declared: {', '.join(sorted(raw))}"
-        )
-    chain = (*seen, str(data.get("name")))
-    if base_name in chain:
-        raise TaskError(f"{path}: extends forms a cycle ({' -> '.join((*chain, base_name))})")
-    base_path, base = raw[base_name]
-    return {**inherit(base, base_path, raw, chain), **data}
+    """`data` over the keys of the task it `extends` (and so on up the chain, at most MAX_EXTENDS steps,
+    walked without recursion); see the module docstring."""
+    layers, chain = [data], [*seen, str(data.get("name"))]
+    current, current_path = data, path
+    while (base_name := current.get("extends")) is not None:
+        if not isinstance(base_name, str) or base_name not in raw:
+            shown = ", ".join(sorted(raw)[:20]) + (", ..." if len(raw) > 20 else "")
+            raise TaskError(
+                f"{current_path}: extends = {str(base_name)[:80]!r} names no readable declaration; "
+                f"declared: {shown}"
+            )
+        if base_name in chain:
+            shown = " -> ".join([*chain[:5], "...", *chain[-3:]] if len(chain) > 8 else chain)
+            raise TaskError(f"{path}: extends forms a cycle ({shown} -> {base_name})")
+        if len(chain) > MAX_EXTENDS:
+            raise TaskError(f"{path}: extends chains more than {MAX_EXTENDS} declarations; shorten the chain")
+        chain.append(base_name)
+        current_path, current = raw[base_name]
+        layers.append(current)
+    merged: dict[str, Any] = {}
+    for layer in reversed(layers):
+        merged |= layer
+    return merged

@@ -50,6 +50,10 @@ class DatasetSpec:
     constants: dict[str, str] = field(default_factory=dict)
     language_from_filename: bool = False
     default_language: str = "en"
+    # For a task without a hub dataset: where its data comes from, and `--data ...` flags that try the task
+    # on a sample at hand (both shown when --data is missing).
+    origin: str = ""
+    try_with: str = ""
     parallel: dict[str, dict[str, str]] = field(default_factory=dict)
 
 

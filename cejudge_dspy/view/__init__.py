@@ -5,6 +5,7 @@ from cejudge_dspy.view._charts import require_libraries
 from cejudge_dspy.view._consistency import consistency_page, write_consistency_page
 from cejudge_dspy.view._item_rows import csv_text, item_rows
 from cejudge_dspy.view._page import write_page
+from cejudge_dspy.view._ranking import ranking_page, write_ranking_page
 from cejudge_dspy.view._run import load_view_run
 
 __all__ = [
@@ -15,4 +16,6 @@ __all__ = [
     "item_rows",
     "load_view_run",
     "write_page",
+    "ranking_page",
+    "write_ranking_page",
 ]

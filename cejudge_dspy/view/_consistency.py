@@ -21,7 +21,8 @@ from cejudge_dspy.consistency import (
     read_renderings,
     summarize_consistency,
 )
-from cejudge_dspy.runs import read_run, write_file_atomic
+from cejudge_dspy.files import make_dirs, write_file_atomic
+from cejudge_dspy.runs import read_run
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:1.5rem;color:#222}
@@ -160,5 +161,5 @@ def consistency_page(out: Path, *, n_resamples: int = 1000) -> str:
 
 
 def write_consistency_page(run_dir: Path, page: Path, *, n_resamples: int = 1000) -> None:
-    page.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(page.parent)  # a read-only disk or a file in the way: one line
     write_file_atomic(page, consistency_page(run_dir, n_resamples=n_resamples), fsync=False)

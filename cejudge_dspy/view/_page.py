@@ -16,8 +16,8 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from cejudge_dspy.files import make_dirs, write_file_atomic
 from cejudge_dspy.metrics import compare_runs
-from cejudge_dspy.runs import write_file_atomic
 from cejudge_dspy.view import _charts as charts
 from cejudge_dspy.view._item_rows import csv_text, filter_options, item_rows
 from cejudge_dspy.view._report import answer_matrix, confusion, disagreements, judge_vs_human
@@ -144,7 +144,7 @@ def page_title(runs: Sequence[ViewRun]) -> str:
 
 def write_page(runs: Sequence[ViewRun], out: Path, *, n_resamples: int = 1000) -> dict[str, Any]:
     data = page_data(runs, n_resamples=n_resamples)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(out.parent)  # a read-only disk or a file in the way: one line
     # view.html lives in a run directory: a symlink placed there is refused, never followed (runs).
     write_file_atomic(out, render_page(data, page_title(runs)), fsync=False)
     return data

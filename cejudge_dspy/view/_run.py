@@ -8,13 +8,13 @@ the header above them.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from cejudge_dspy.errors import CEJudgeError
+from cejudge_dspy.files import read_json
 from cejudge_dspy.metrics import summarize
 from cejudge_dspy.runs import RESULTS, SUMMARY, Record, public_urls, read_run, read_timing
 from cejudge_dspy.tasks import TaskSpec, load_task
@@ -82,8 +82,8 @@ def load_view_run(
 def _recorded_selective(path: Path) -> dict[str, Any]:
     """The threshold and confidence source an existing summary.json recorded (empty when none)."""
     try:
-        selective = json.loads(path.read_text(encoding="utf-8")).get("selective")
-    except (OSError, ValueError, AttributeError):
+        selective = read_json(path, CEJudgeError).get("selective")
+    except (CEJudgeError, AttributeError):
         return {}
     if not isinstance(selective, dict):
         return {}

@@ -6,8 +6,6 @@ HTTP servers (127.0.0.1) standing in for OpenAI-compatible backbones.
 
 from __future__ import annotations
 
-import asyncio
-import copy
 import hashlib
 import http.server
 import json
@@ -16,11 +14,10 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import dspy
 import pytest
-from dspy import lm15
 from dspy.clients.cache import Cache
 
 from cejudge_dspy.backbones import (
@@ -37,18 +34,11 @@ from cejudge_dspy.backbones import (
     use_backbone,
 )
 from cejudge_dspy.backbones import _builders as builders
+from cejudge_dspy.backbones import _model_file as embedded
 from cejudge_dspy.backbones import _spec as backbones
-from cejudge_dspy.backbones.llamacpp import (
-    DEFAULT_PARALLEL,
-    DEFAULT_REPEAT_PENALTY,
-    DRAFT_JOBS,
-    AsyncLlamaCppEngine,
-    BatchedLlamaEngine,
-    LlamaCppEngine,
-    resolve_gguf,
-)
-from cejudge_dspy.backbones.llamacpp import _embedded as embedded
-from cejudge_dspy.backbones.llamacpp._requests import chat_kwargs, llama_response_format
+from cejudge_dspy.backbones import _spec as backbones_spec
+from cejudge_dspy.backbones._local_server import DEFAULT_REPEAT_PENALTY, DEFAULT_SLOTS, ServerConfig
+from cejudge_dspy.backbones._model_file import resolve_gguf
 from cejudge_dspy.errors import BackboneError
 from tests import support
 
@@ -58,6 +48,30 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no metadata dow
 def fake_gguf(path: Path, payload: bytes = b"\0" * 64) -> Path:
     path.write_bytes(b"GGUF" + payload)
     return path
+
+
+class FakeServer:
+    """What `_builders.local_server` returns, without starting llama.cpp: the config it was asked for."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.api_base = "http://127.0.0.1:9/v1"
+
+
+@pytest.fixture
+def started(monkeypatch: pytest.MonkeyPatch) -> list[ServerConfig]:
+    """Local servers the builders asked for (none is started); and llama.cpp's server counts as installed."""
+    configs: list[ServerConfig] = []
+
+    def fake(config: ServerConfig, on_status: Any = None) -> FakeServer:
+        configs.append(config)
+        if on_status:
+            on_status(f"starting {config.alias}")
+        return FakeServer(config)
+
+    monkeypatch.setattr(builders, "local_server", fake)
+    monkeypatch.setattr(backbones_spec, "xllamacpp_missing", lambda: None)
+    return configs
 
 
 @pytest.fixture(autouse=True)
@@ -98,30 +112,32 @@ def test_http_spec_passes_settings_and_placeholder_key() -> None:
     )
 
 
-def test_gguf_spec_builds_lazily_with_a_fingerprinted_name(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_gguf_spec_is_served_and_reached_as_a_llama_server_with_a_fingerprinted_name(
+    tmp_path: Path, started: list[ServerConfig]
 ) -> None:
-    monkeypatch.setattr(backbones, "_llama_cpp_installed", lambda: True)
     (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
     a, b = (
         fake_gguf(tmp_path / "a" / "model.gguf", b"a" * 64),
         fake_gguf(tmp_path / "b" / "model.gguf", b"b" * 64),
     )
     lm = make_lm(f"gguf:{a}", seed=3)
-    assert isinstance(lm.engine, LlamaCppEngine) and lm.engine._llama is None  # nothing loaded yet
-    assert lm.model == gguf_model_name(a) + "-rp1.1-batched" and lm.model.startswith("llamacpp-local/model-")
+    name = gguf_model_name(a).split("/", 1)[1]
+    assert started[-1] == ServerConfig(model=str(a), alias=name, slots=DEFAULT_SLOTS)
+    # Reached as any llama.cpp server a user runs: its provider, its address, the same scorer.
+    assert lm.model == f"llama-server/{name}-rp1.1" and lm.kwargs["api_base"] == "http://127.0.0.1:9/v1"
+    assert isinstance(lm.server_scorer, builders.ServerScorer) and lm.supports_response_schema
     assert gguf_model_name(a) != gguf_model_name(b)  # same name and size, different bytes
-    assert lm.kwargs["seed"] == 3 and lm.num_retries == 0
-    # Grammar-constrained decoding is another backbone for the cache: its answers are never shared.
-    constrained = make_lm(f"gguf:{a}", constrained=True)
-    assert constrained.engine.constrained and not lm.engine.constrained
-    assert constrained.model == gguf_model_name(a) + "-grammar-rp1.1-batched" != lm.model
-    assert make_lm(f"gguf:{a}", repeat_penalty=1.0, parallel=1).model == gguf_model_name(a)
+    assert lm.kwargs["seed"] == 3 and lm.num_retries == 3
+    # The cache is scoped by the file and decoding, not by the per-process port.
+    assert lm.kwargs["rollout_id"] == cache_scope(f"local:{name}-rp1.1")
+    plain = make_lm(f"gguf:{a}", repeat_penalty=1.0, parallel=1, n_ctx=2048)
+    assert plain.model == f"llama-server/{name}"
+    assert started[-1] == ServerConfig(model=str(a), alias=name, slots=1, n_ctx=2048, repeat_penalty=1.0)
 
 
-def test_missing_llama_cpp_is_a_backbone_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(backbones, "_llama_cpp_installed", lambda: False)
-    with pytest.raises(BackboneError, match=r"pip install 'cejudge-dspy\[embedded\]'"):
+def test_missing_llama_server_is_a_backbone_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(backbones_spec, "xllamacpp_missing", lambda: "xllamacpp is not installed")
+    with pytest.raises(BackboneError, match="xllamacpp is not installed"):
         make_lm(f"gguf:{fake_gguf(tmp_path / 'm.gguf')}")
 
 
@@ -157,27 +173,26 @@ def test_the_http_builder_scopes_the_cache_per_server_and_fills_a_placeholder_ke
         builders.build_http("qwen2.5", api_base=None, api_key=None, num_retries=3, common=COMMON)
 
 
-def test_the_gguf_builder_picks_the_engine_and_names_the_decoding(tmp_path: Path) -> None:
+def test_the_gguf_builder_serves_the_file_and_names_the_decoding(
+    tmp_path: Path, started: list[ServerConfig]
+) -> None:
     path = fake_gguf(tmp_path / "model.gguf")
-    serial = builders.build_gguf(
-        path, builders.LocalOptions(n_ctx=2048, repeat_penalty=1.0, parallel=1, prompt_states=False), COMMON
-    )
-    assert type(serial.engine) is LlamaCppEngine and serial.engine.model_path == path
-    assert serial.model == gguf_model_name(path) and serial.num_retries == 0 and serial.kwargs["seed"] == 9
-    assert serial.engine.n_ctx == 2048 and serial.engine.prompt_state_dir is None
-    assert isinstance(serial._async_engine_spec, AsyncLlamaCppEngine)
-    assert serial._async_engine_spec.sync is serial.engine
-    batched = builders.build_gguf(str(path), builders.LocalOptions(constrained=True), COMMON)
-    assert type(batched.engine) is BatchedLlamaEngine and batched.engine.parallel == DEFAULT_PARALLEL
-    assert batched.engine.draft and batched.engine.draft_jobs == DRAFT_JOBS and batched.engine.constrained
-    assert batched.model == gguf_model_name(path) + "-grammar-rp1.1-batched"
+    local = builders.LocalOptions(n_ctx=2048, repeat_penalty=1.0, parallel=1)
+    served = builders.build_gguf(path, local, COMMON, 2)
+    name = gguf_model_name(path).split("/", 1)[1]
+    assert started == [ServerConfig(model=str(path), alias=name, slots=1, n_ctx=2048, repeat_penalty=1.0)]
+    assert served.model == f"llama-server/{name}" and served.num_retries == 2 and served.kwargs["seed"] == 9
+    default = builders.build_gguf(str(path), builders.LocalOptions(), COMMON, 0)
+    assert started[-1].slots == DEFAULT_SLOTS and started[-1].repeat_penalty == DEFAULT_REPEAT_PENALTY
+    assert default.model == f"llama-server/{name}-rp1.1"
     (tmp_path / "bad.gguf").write_bytes(b"<html>not a model</html>")
     with pytest.raises(BackboneError, match=r"bad.gguf' \(path\) is not a GGUF file"):
-        builders.build_gguf(tmp_path / "bad.gguf", builders.LocalOptions(), COMMON)
+        builders.build_gguf(tmp_path / "bad.gguf", builders.LocalOptions(), COMMON, 0)
+    assert len(started) == 2  # a bad file starts no server
 
 
-def test_the_embedded_builder_runs_the_resolved_model_and_reports_its_status(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_the_embedded_builder_serves_the_resolved_model_and_reports_its_status(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, started: list[ServerConfig]
 ) -> None:
     path = fake_gguf(tmp_path / "packaged.gguf")
     hooks: list[Any] = []
@@ -188,10 +203,11 @@ def test_the_embedded_builder_runs_the_resolved_model_and_reports_its_status(
 
     monkeypatch.setattr(builders, "resolve_gguf", resolved)
     statuses: list[str] = []
-    lm = builders.build_embedded(builders.LocalOptions(on_status=statuses.append, parallel=2), COMMON)
-    assert hooks == [statuses.append] and lm.engine.model_path == path
-    assert type(lm.engine) is BatchedLlamaEngine and lm.engine.parallel == 2
-    assert lm.model == gguf_model_name(path) + "-rp1.1-batched" and lm.kwargs["max_tokens"] == 50
+    lm = builders.build_embedded(builders.LocalOptions(on_status=statuses.append, parallel=2), COMMON, 3)
+    name = gguf_model_name(path).split("/", 1)[1]
+    assert hooks == [statuses.append] and started[-1].model == str(path) and started[-1].slots == 2
+    assert statuses == [f"starting {name}"]
+    assert lm.model == f"llama-server/{name}-rp1.1" and lm.kwargs["max_tokens"] == 50
 
 
 def test_the_simulated_builder_parses_its_latency_and_refuses_a_server() -> None:
@@ -212,15 +228,15 @@ def test_make_lm_hands_each_kind_to_its_builder_with_every_option(monkeypatch: p
         monkeypatch.setattr(
             backbones, f"build_{kind}", lambda *a, kind=kind, **kw: calls.append((kind, a, kw)) or kind
         )
-    monkeypatch.setattr(backbones, "_llama_cpp_installed", lambda: True)
+    monkeypatch.setattr(backbones_spec, "xllamacpp_missing", lambda: None)
     common = {"temperature": 0.0, "max_tokens": 1024, "seed": 42, "cache": True}
     hook = print
-    assert make_lm(" gguf: /m.gguf ", n_ctx=2048, on_status=hook, parallel=1, draft=False) == "gguf"
-    local = builders.LocalOptions(on_status=hook, n_ctx=2048, parallel=1, draft=False)
-    assert calls.pop() == ("gguf", ("/m.gguf", local, common), {})
-    assert make_lm("embedded", constrained=True, prompt_states=False, draft_jobs=3) == "embedded"
-    local = builders.LocalOptions(constrained=True, prompt_states=False, draft_jobs=3)
-    assert calls.pop() == ("embedded", (local, common), {})
+    assert make_lm(" gguf: /m.gguf ", n_ctx=2048, on_status=hook, parallel=1) == "gguf"
+    local = builders.LocalOptions(on_status=hook, n_ctx=2048, parallel=1)
+    assert calls.pop() == ("gguf", ("/m.gguf", local, common, 3, 120.0), {})
+    assert make_lm("embedded", repeat_penalty=1.2, num_retries=1) == "embedded"
+    local = builders.LocalOptions(repeat_penalty=1.2)
+    assert calls.pop() == ("embedded", (local, common, 1, 120.0), {})
     assert make_lm("hosted_vllm/m", api_key="k", num_retries=1, cache=False) == "http"
     http = {"api_base": None, "api_key": "k", "num_retries": 1, "common": {**common, "cache": False}}
     assert calls.pop() == ("http", ("hosted_vllm/m",), {**http, "timeout": 300.0})
@@ -259,7 +275,7 @@ def test_no_model_anywhere_says_how_to_get_one(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_missing_and_corrupt_files_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(backbones, "_llama_cpp_installed", lambda: True)
+    monkeypatch.setattr(backbones_spec, "xllamacpp_missing", lambda: None)
     with pytest.raises(BackboneError, match="nope.gguf' does not exist"):
         resolve_gguf(str(tmp_path / "nope.gguf"))
     (tmp_path / "bad.gguf").write_bytes(b"<html>not a model</html>")
@@ -341,171 +357,7 @@ def test_incomplete_parts_are_reported(fake_parts: tuple[Path, bytes]) -> None:
         resolve_gguf()
 
 
-# --- the llama.cpp engine with a fake Llama -------------------------------------------------------------
-
-
-class FakeLlama:
-    """Records what the engine asks llama.cpp for and answers like `create_chat_completion`."""
-
-    instances: list[FakeLlama] = []
-    answer = '{"verdict": "B", "reasons": ["clearer"], "score": 4}'
-
-    def __init__(self, **kwargs: Any) -> None:
-        self.init_kwargs = kwargs
-        self.calls: list[dict[str, Any]] = []
-        FakeLlama.instances.append(self)
-
-    def eval(self, tokens: Any) -> None:
-        """As llama.cpp's generate does: the unread prompt at once, then one call per generated token."""
-
-    def create_chat_completion(self, **kwargs: Any) -> dict[str, Any]:
-        self.calls.append(kwargs)
-        self.eval([0] * (11 - 4 * (len(self.calls) > 1)))  # from the second call on, 4 tokens reused
-        for _ in range(7):
-            self.eval([0])
-        if sum(len(m["content"]) for m in kwargs["messages"]) > 100_000:
-            raise ValueError("Requested tokens (40000) exceed context window of 8192")
-        message = {"role": "assistant", "content": self.answer}
-        return {
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "created": 0,
-            "model": self.init_kwargs["model_path"],
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
-        }
-
-
-class Verdict(dspy.Signature):
-    """Pick the better answer."""
-
-    question: str = dspy.InputField()
-    verdict: Literal["A", "B"] = dspy.OutputField()
-    reasons: list[str] = dspy.OutputField()
-    score: int = dspy.OutputField()
-
-
-@pytest.fixture
-def fake_lm(tmp_path: Path) -> dspy.LM:
-    FakeLlama.instances.clear()
-    engine = LlamaCppEngine(fake_gguf(tmp_path / "m.gguf"), llama_factory=FakeLlama, n_threads=2)
-    pair = {"engine": engine, "async_engine": AsyncLlamaCppEngine(engine)}
-    return dspy.LM("llamacpp-local/fake", **pair, temperature=0.0, seed=42, max_tokens=256, cache=False)
-
-
-def test_the_call_log_records_prompt_tokens_evaluated_inside_the_lock(fake_lm: dspy.LM) -> None:
-    engine = fake_lm._engine_spec
-    engine.call_log = []
-    with dspy.context(lm=fake_lm, adapter=dspy.JSONAdapter()):
-        dspy.Predict(Verdict)(question="Which is better?")
-        dspy.Predict(Verdict)(question="Which is worse?")
-    assert [(c["prompt"], c["evaluated"], c["output"]) for c in engine.call_log] == [(11, 11, 7), (11, 7, 7)]
-    assert all(c["seconds"] >= 0 and "verdict" in c["system"] for c in engine.call_log)
-
-
-def test_json_adapter_schema_becomes_llama_json_object_schema(fake_lm: dspy.LM) -> None:
-    with dspy.context(lm=fake_lm, adapter=dspy.JSONAdapter()):
-        out = dspy.Predict(Verdict)(question="Which is better?")
-    assert (out.verdict, out.reasons, out.score) == ("B", ["clearer"], 4)
-    (llama,) = FakeLlama.instances
-    assert llama.init_kwargs["n_ctx"] == 8192 and llama.init_kwargs["verbose"] is False
-    kwargs = llama.calls[-1]
-    assert kwargs["response_format"]["type"] == "json_object"
-    schema = kwargs["response_format"]["schema"]
-    assert (
-        schema["properties"]["verdict"]["enum"] == ["A", "B"]
-        and schema["properties"]["score"]["type"] == "integer"
-    )
-    # Unbounded lists get a bound, so a looping small model closes the array instead of hitting max_tokens.
-    assert schema["properties"]["reasons"]["maxItems"] == 8
-    assert (kwargs["temperature"], kwargs["seed"], kwargs["max_tokens"]) == (0.0, 42, 256)
-    assert [m["role"] for m in kwargs["messages"]] == ["system", "user"]
-    assert fake_lm.history[-1]["usage"]["total_tokens"] == 18  # usage survives the conversion
-
-
-def test_chat_adapter_sends_no_response_format(fake_lm: dspy.LM, monkeypatch: pytest.MonkeyPatch) -> None:
-    fields = {"verdict": "A", "reasons": '["x"]', "score": "3", "completed": ""}
-    answer = "\n\n".join(f"[[ ## {name} ## ]]\n{value}" for name, value in fields.items())
-    monkeypatch.setattr(FakeLlama, "answer", answer)
-    with dspy.context(lm=fake_lm):
-        out = dspy.Predict(Verdict)(question="q")
-    assert (out.verdict, out.reasons, out.score) == ("A", ["x"], 3)
-    assert "response_format" not in FakeLlama.instances[0].calls[-1]
-
-
-@pytest.mark.parametrize(
-    ("given", "expected"),
-    [
-        ({"type": "json_schema", "schema": {"type": "object"}, "name": "X", "strict": True},
-         {"type": "json_object", "schema": {"type": "object"}}),
-        ({"type": "json_schema", "json_schema": {"name": "X", "schema": {"type": "array"}}},
-         {"type": "json_object", "schema": {"type": "array", "maxItems": 8}}),
-        ({"type": "json_object"}, {"type": "json_object"}),
-        ({"type": "text"}, None),
-    ],
-)  # fmt: skip
-def test_response_format_translation(given: dict[str, Any], expected: dict[str, Any] | None) -> None:
-    assert llama_response_format(given) == expected
-
-
-def test_request_translation_and_refusals() -> None:
-    config = lm15.Config(max_tokens=None, temperature=0.7, top_p=0.9, stop=("END",), seed=5)
-    request = lm15.Request(
-        model="m", system="sys", config=config,
-        messages=(lm15.Message.user("hi"), lm15.Message.assistant("yo"), lm15.Message.user("again")),
-    )  # fmt: skip
-    kwargs = chat_kwargs(request)
-    assert kwargs["messages"] == [
-        {"role": "system", "content": "sys"},
-        {"role": "user", "content": "hi"},
-        {"role": "assistant", "content": "yo"},
-        {"role": "user", "content": "again"},
-    ]
-    assert kwargs["max_tokens"] == 1024  # never unbounded
-    assert (kwargs["temperature"], kwargs["top_p"], kwargs["seed"], kwargs["stop"]) == (0.7, 0.9, 5, ["END"])
-    tool = lm15.FunctionTool(name="f", description="d", parameters={"type": "object", "properties": {}})
-    with pytest.raises(lm15.UnsupportedFeatureError, match="tools"):
-        chat_kwargs(lm15.Request(model="m", messages=(lm15.Message.user("x"),), tools=(tool,)))
-
-
-def test_model_loads_lazily_once_and_reports_status(tmp_path: Path) -> None:
-    FakeLlama.instances.clear()
-    statuses: list[str] = []
-    engine = LlamaCppEngine(
-        fake_gguf(tmp_path / "m.gguf"), llama_factory=FakeLlama, on_status=statuses.append
-    )
-    assert not FakeLlama.instances
-    request = lm15.Request(model="llamacpp-local/m", messages=(lm15.Message.user("hi"),))
-    for _ in range(2):
-        response = engine.complete(request)
-    assert len(FakeLlama.instances) == 1 and response.model == "llamacpp-local/m"
-    assert response.usage.input_tokens == 11 and response.usage.output_tokens == 7
-    assert statuses[0] == "loading m.gguf" and statuses[1].startswith("loaded m.gguf in ")
-    assert copy.deepcopy(engine) is engine  # Module.deepcopy() must not clone a loaded model
-    events = list(engine.stream(request))
-    assert events[0].type == "start" and events[-1].type == "end"
-
-
-def test_async_engine_and_context_overflow(fake_lm: dspy.LM) -> None:
-    assert asyncio.run(fake_lm.acall("hi")) == [FakeLlama.answer]
-    with pytest.raises(dspy.utils.exceptions.ContextWindowExceededError):
-        fake_lm("x" * 100_001)
-
-
-def test_load_failure_is_a_backbone_error_through_dspy(tmp_path: Path) -> None:
-    def broken(**kwargs: Any) -> Any:
-        raise ValueError(f"Failed to load model from file: {kwargs['model_path']}")
-
-    engine = LlamaCppEngine(fake_gguf(tmp_path / "m.gguf"), llama_factory=broken)
-    lm = dspy.LM("llamacpp-local/m", engine=engine, cache=False, num_retries=0)
-    with pytest.raises(dspy.utils.exceptions.LMError) as info:  # DSPy wraps engine exceptions
-        dspy.Predict("q -> a")(q="x", lm=lm)
-    explained = explain_backbone_error(info.value, "gguf:m.gguf")
-    assert isinstance(explained, BackboneError) and "llama.cpp could not load" in str(explained)
-    assert "m.gguf" in str(explained)
-
-
-# --- HTTP backbones: cache scoping and unreachable servers (loopback only) ------------------------------
+# --- HTTP servers -------------------------------------------------------------------------------------
 
 
 class FakeOpenAI(http.server.BaseHTTPRequestHandler):
@@ -615,14 +467,14 @@ def test_other_errors_are_not_backbone_errors() -> None:
 
 
 def test_embedded_spec_uses_the_packaged_model_unless_env_names_one(
-    fake_parts: tuple[Path, bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    fake_parts: tuple[Path, bytes], tmp_path: Path, started: list[ServerConfig]
 ) -> None:
-    monkeypatch.setattr(backbones, "_llama_cpp_installed", lambda: True)
     lm = make_lm("embedded")
-    assert lm.model.startswith(f"llamacpp-local/{embedded.PACKAGED_NAME}-")
-    assert lm.engine.model_path.parent == embedded.cache_dir()
-    monkeypatch.setenv(embedded.ENV_GGUF, str(fake_gguf(tmp_path / "mine.gguf")))
-    assert make_lm("embedded").model.startswith("llamacpp-local/mine-")
+    assert lm.model.startswith(f"llama-server/{embedded.PACKAGED_NAME}-")
+    assert Path(started[-1].model).parent == embedded.cache_dir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(embedded.ENV_GGUF, str(fake_gguf(tmp_path / "mine.gguf")))
+        assert make_lm("embedded").model.startswith("llama-server/mine-")
 
 
 @pytest.mark.parametrize("adapter", [None, dspy.JSONAdapter()], ids=["chat", "json"])
@@ -657,14 +509,14 @@ def test_simulated_server_reads_every_input_field_as_the_reference_regex_does(
 # --- --repeat-penalty: a llama.cpp sampler setting, chosen per run -------------------------------------
 
 
-def test_the_repeat_penalty_reaches_the_engine_and_names_the_cache(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_the_repeat_penalty_reaches_the_server_and_names_the_cache(
+    tmp_path: Path, started: list[ServerConfig]
 ) -> None:
-    monkeypatch.setattr(backbones, "_llama_cpp_installed", lambda: True)
     path = fake_gguf(tmp_path / "model.gguf")
     lm = make_lm(f"gguf:{path}", repeat_penalty=1.3)
-    assert lm.engine.repeat_penalty == 1.3 and lm.model.endswith("-rp1.3-batched")
-    assert make_lm(f"gguf:{path}").engine.repeat_penalty == DEFAULT_REPEAT_PENALTY
+    assert started[-1].repeat_penalty == 1.3 and lm.model.endswith("-rp1.3")
+    make_lm(f"gguf:{path}")
+    assert started[-1].repeat_penalty == DEFAULT_REPEAT_PENALTY
 
 
 @pytest.mark.parametrize(
@@ -713,33 +565,14 @@ def test_the_repeat_penalty_flag_is_in_the_run_identity(
     assert identity_diff({"lm": "hosted_vllm/m"}, {"lm": "hosted_vllm/m", "repeat_penalty": None}) == ""
 
 
-def test_local_models_keep_stage_prefixes_on_disk_unless_told_not_to(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(backbones, "_llama_cpp_installed", lambda: True)
-    monkeypatch.setenv("CEJUDGE_PROMPT_STATES", str(tmp_path / "states"))
-    path = fake_gguf(tmp_path / "model.gguf")
-    name = gguf_model_name(path).split("/")[1]
-    for parallel, kind in ((1, "-ctx2048-"), (4, "-seq-ctx2048-")):  # whole-context or per-sequence states
-        engine = make_lm(f"gguf:{path}", n_ctx=2048, parallel=parallel).engine
-        assert engine.prompt_state_dir is not None and engine.prompt_state_dir.parent == tmp_path / "states"
-        assert engine.prompt_state_dir.name.startswith(name + kind)
-        assert make_lm(f"gguf:{path}", prompt_states=False, parallel=parallel).engine.prompt_state_dir is None
-        # No cache, no store.
-        assert (
-            make_lm(f"gguf:{path}", prompt_cache_bytes=0, parallel=parallel).engine.prompt_state_dir is None
-        )
-    monkeypatch.setenv("CEJUDGE_PROMPT_STATES", "off")
-    assert make_lm(f"gguf:{path}").engine.prompt_state_dir is None
-
-
 def test_an_openai_compatible_server_receives_the_token_budget_as_max_tokens(serve: Any) -> None:
     # litellm sends an `openai/` model's budget as `max_completion_tokens` only, which llama.cpp's server
     # ignores (a looping model then runs to the context limit); servers read `max_tokens`.
     server = serve()
     make_lm("openai/m", api_base=base(server), max_tokens=7, cache=False)("hello")
     make_lm("hosted_vllm/m", api_base=base(server), max_tokens=7, cache=False)("hello")
-    assert [body.get("max_tokens") for body in server.bodies] == [7, 7]
+    make_lm("llama-server/m", api_base=base(server), max_tokens=7, cache=False)("hello")
+    assert [body.get("max_tokens") for body in server.bodies] == [7, 7, 7]
 
 
 def test_a_stage_budget_reaches_an_openai_compatible_server(serve: Any) -> None:
@@ -763,12 +596,14 @@ def test_a_stage_budget_reaches_an_openai_compatible_server(serve: Any) -> None:
 
 def test_auto_keeps_each_road_its_adapter_and_chat_or_json_overrides_it(tmp_path: Path) -> None:
     gguf = f"gguf:{tmp_path / 'm.gguf'}"
-    # auto: a local model JSONAdapter, every other backbone DSPy's default (None: ChatAdapter + fallback).
+    # auto: llama.cpp's server (a local model, llama-server/NAME) JSONAdapter, every other backbone DSPy's
+    # default (None: ChatAdapter + fallback).
     assert type(preferred_adapter("embedded")) is type(preferred_adapter(gguf)) is dspy.JSONAdapter
+    assert type(preferred_adapter("llama-server/m")) is dspy.JSONAdapter
     assert preferred_adapter("openai/x") is None and preferred_adapter("simulated:0") is None
     assert type(preferred_adapter("openai/x", "json")) is dspy.JSONAdapter
     chat = preferred_adapter("embedded", "chat")
-    assert type(chat) is dspy.ChatAdapter and chat.use_json_adapter_fallback  # the HTTP road's, as it is
+    assert type(chat) is dspy.ChatAdapter and chat.use_json_adapter_fallback  # DSPy's default, as it is
     assert [resolved_adapter(s) for s in ("embedded", gguf, "openai/x", "simulated:0")] == [
         "json",
         "json",
@@ -802,7 +637,6 @@ def test_use_backbone_makes_the_adapter_it_is_given_current() -> None:
     [
         ("simulated:0", {"adapter": "xml"}, "--adapter must be one of auto, chat, json, got 'xml'"),
         ("embedded", {"adapter": "JSON"}, "--adapter must be one of auto, chat, json, got 'JSON'"),
-        ("embedded", {"adapter": "chat", "constrained": True}, "--constrained decodes under the JSON"),
     ],
 )
 def test_an_adapter_that_cannot_apply_is_one_clear_error(

@@ -113,17 +113,6 @@ def test_each_road_keeps_its_adapter_unless_told(
     capsys.readouterr()
 
 
-def test_constrained_decoding_needs_the_json_adapter(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    out = tmp_path / "run"
-    argv = [*EVALUATE, "--lm", "embedded", "--constrained", "--adapter", "chat", "--out", str(out)]
-    assert main(argv) == 3  # a backbone error, before any model is assembled or loaded
-    err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "--constrained decodes under the JSON adapter's schema" in err
-    assert not out.exists()
-
-
 def test_a_run_from_before_the_flag_resumes_as_auto(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

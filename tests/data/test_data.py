@@ -246,7 +246,8 @@ def test_a_constant_stands_in_for_a_missing_optional_column(tmp_path: Path) -> N
     ):
         load_items(load_task("chat"), path, fields=PAIRWISE_FIELDS)
     (item,) = load_items(load_task("chat"), path, fields=PAIRWISE_FIELDS, constants={"language": "Swahili"})
-    assert (item.language, item.label, item.subset) == ("sw", "A", "chat")
+    # The file is read through its own columns: the declared subset (MM-Eval's) does not reach it (#48).
+    assert (item.language, item.label, item.subset) == ("sw", "A", None)
 
 
 def test_missing_column_suggests_a_close_name(tmp_path: Path) -> None:
@@ -458,8 +459,15 @@ def test_unreachable_hub_suggests_a_local_file(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_task_without_hub_needs_a_path() -> None:
-    with pytest.raises(DataError, match=r"task 'literary' declares no hub dataset.*--data PATH"):
+    with pytest.raises(DataError, match=r"task 'literary' declares no hub dataset.*--data PATH") as error:
         load_items(load_task("literary"))
+    said = str(error.value)
+    # where LitEval comes from, what a file must hold, the exact command, and a sample to try it on (#49)
+    assert "LitEval-Corpus" in said and "arXiv:2410.18697" in said
+    assert "the columns source (instruction), tgt (response), rating (label)" in said and "';'" in said
+    assert "`python optimize.py --task literary --data de-en.csv`" in said
+    assert "--data ../shared/data/translation_da_dev.jsonl --field response=translation" in said
+    assert "\n" not in said
 
 
 # --- real samples in ../shared/data (optional) ---------------------------------------------------

@@ -7,13 +7,12 @@ import argparse
 import importlib.util
 import json
 import re
-from dataclasses import asdict
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from benchmarks import bench_cli_start, bench_embedded, bench_long_item, record
+from benchmarks import bench_cli_start, bench_long_item, record
 from benchmarks.obvious import run as obvious
 from tests import support
 
@@ -147,31 +146,6 @@ def test_the_obvious_benchmark_records_its_figures_as_ratios_with_their_counts(t
     assert (
         "| de | 3 | 0.67 | 0.33 | 0.33 | 0.67 | 0 | 0 | 0 |" in out
     )  # by language: position consistency 2/3
-
-
-def test_bench_embedded_records_items_stages_and_judgments() -> None:
-    def item(config: str, seconds: float, verdict: str, drafts: list[int] | None = None) -> dict[str, object]:
-        return {"config": config, "task": "chat", "id": "p1", "label": "A", "seconds": seconds, "calls": 12,
-                "status": "ok", "verdict": verdict, "score": None, "argmax": verdict,
-                "drafts": drafts}  # fmt: skip
-
-    call = {"stage": "grade", "prompt": 700, "evaluated": 200, "output": 60, "seconds": 5.5}
-    data = {
-        "rows": [item("before", 200.0, "B"), item("after", 50.0, "A", [4, 7])],
-        "calls": {"before": [call, call], "after": [call]},
-        "configs": ["before", "after"],
-    }
-    items, before, after, judgments = bench_embedded.tables(data)
-    assert items.rows[1] == ["after", "chat", "`p1`", 50.0, 12, "ok", "A", None, [4, 7]]
-    assert (
-        before.rows == [["grade", 2, 1400, 400, 120, 11.0]] and after.title == "after: per stage (all items)"
-    )
-    (row,) = judgments.rows
-    assert row[:6] == ["pairwise (both orders)", "after", 200.0, 50.0, 4.0, 1]
-    assert "verdicts unchanged 0/1 (against before)" in row[6] and "right 1/1" in row[6]
-    rendered = HOOK.table(asdict(items)) + HOOK.table(asdict(judgments))
-    assert "| after | chat | `p1` | 50.0 | 12 | ok | A |  | 4 of 7 |" in rendered
-    assert "| pairwise (both orders) | after | 200.0 | 50.0 | 4.00x | 1 |" in rendered
 
 
 def test_an_id_marker_shows_one_entry_in_place_and_the_list_leaves_it_out(tmp_path: Path) -> None:

@@ -54,10 +54,10 @@ def test_the_readme_and_getting_started_show_a_real_output() -> None:
 
 @pytest.fixture(scope="module", autouse=True)
 def embedded_available() -> None:
-    from cejudge_dspy.backbones.llamacpp import _embedded as embedded
+    from cejudge_dspy.backbones import _model_file as embedded
 
     reason = None
-    if importlib.util.find_spec("llama_cpp") is None:
+    if importlib.util.find_spec("xllamacpp") is None:
         reason = "llama-cpp-python is not installed"
     elif embedded.packaged_parts() is None:
         reason = "the packaged model parts are not installed"

@@ -5,21 +5,13 @@ Fake scorers and engines throughout; the real model's figures are in test_embedd
 
 from __future__ import annotations
 
-import json
-import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import dspy
-import numpy as np
 import pytest
 
 from cejudge_dspy import PointwiseJudge
-from cejudge_dspy.backbones import _spec as backbones
-from cejudge_dspy.backbones.llamacpp import LlamaCppEngine
-from cejudge_dspy.backbones.llamacpp._answer_scorer import SCORER_N_CTX, AnswerScorer
-from cejudge_dspy.cli import main
 from cejudge_dspy.judges import prompt_fingerprint
 from cejudge_dspy.judges._likelihood import MEAN_FLOOR, check_likelihood, scorer_of, translation_messages
 from cejudge_dspy.tasks import load_task
@@ -158,131 +150,3 @@ def test_the_declaration_key_leaves_the_prompts_fingerprint_as_it_was() -> None:
     with_check = PointwiseJudge(spec)
     without = PointwiseJudge(replace(spec, check_translation_likelihood=False))
     assert prompt_fingerprint(with_check) == prompt_fingerprint(without)
-
-
-class FakeScoringLlama:
-    """Enough of `llama_cpp.Llama` for AnswerScorer: characters as tokens over a 4-token vocabulary
-    ("a" "b" "c" and everything else as 3), and logits that make the next token's probability known."""
-
-    instances: list[FakeScoringLlama] = []
-
-    def __init__(self, **kwargs: Any) -> None:
-        self.init_kwargs = kwargs
-        self.metadata = {
-            "tokenizer.chat_template": (
-                "{% for m in messages %}<{{ m.role }}>{{ m.content }}<end>\n{% endfor %}"
-            )
-        }
-        self.evaluated: list[int] = []
-        self.scores = np.zeros((64, 4), dtype=np.float32)
-        FakeScoringLlama.instances.append(self)
-
-    def token_eos(self) -> int:
-        return 3
-
-    def detokenize(self, tokens: list[int]) -> bytes:
-        return b"<end>"
-
-    def n_ctx(self) -> int:
-        return 64
-
-    def tokenize(self, text: bytes, add_bos: bool = False, special: bool = True) -> list[int]:
-        return [{"a": 0, "b": 1, "c": 2}.get(ch, 3) for ch in text.decode()]
-
-    def reset(self) -> None:
-        self.evaluated = []
-
-    def eval(self, tokens: list[int]) -> None:
-        self.evaluated = list(tokens)
-        for i in range(len(tokens)):
-            # Each position gives the next token (if any) logit ln 3 over three others at 0: p = 1/2.
-            row = np.zeros(4, dtype=np.float32)
-            if i + 1 < len(tokens):
-                row[tokens[i + 1]] = math.log(3)
-            self.scores[i] = row
-
-
-def test_the_scorer_reads_each_answer_token_from_the_position_before_it() -> None:
-    scorer = AnswerScorer(FakeScoringLlama())
-    head, scored = scorer.split([{"role": "user", "content": "c"}], "ab")
-    assert head == "<user>c<end>\n<assistant>" and scored == "ab<end>"
-    logprobs = scorer.logprobs([{"role": "user", "content": "c"}], "ab")
-    assert len(logprobs) == len("ab<end>")  # the answer and the template's end of turn
-    assert logprobs == pytest.approx([math.log(0.5)] * 7)
-    with pytest.raises(ValueError, match="do not fit"):
-        scorer.logprobs([{"role": "user", "content": "c" * 60}], "ab")
-
-
-def test_the_engine_scores_with_a_second_small_model_that_keeps_every_position(tmp_path: Path) -> None:
-    gguf = tmp_path / "m.gguf"
-    gguf.write_bytes(b"GGUF" + b"\0" * 60)
-    FakeScoringLlama.instances.clear()
-    engine = LlamaCppEngine(gguf, llama_factory=FakeScoringLlama, n_threads=2)
-    assert engine.answer_logprobs([{"role": "user", "content": "c"}], "ab") == pytest.approx(
-        [math.log(0.5)] * 7
-    )
-    engine.answer_logprobs([{"role": "user", "content": "c"}], "ba")
-    [scorer] = FakeScoringLlama.instances  # built once, on the first call
-    assert scorer.init_kwargs["logits_all"] is True and scorer.init_kwargs["n_ctx"] == SCORER_N_CTX
-    assert engine._llama is None  # the generating model is not loaded for scoring
-    engine.close()
-    assert engine._scorer is None
-
-
-def _literary_run(tmp_path: Path, *flags: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    tmp_path.mkdir(exist_ok=True)
-    data = tmp_path / "translations.jsonl"
-    rows = [
-        {"id": "salad", "source": SOURCE, "translation": SALAD, "score": 1},
-        {"id": "good", "source": SOURCE, "translation": GOOD, "score": 6},
-    ]
-    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    out = tmp_path / "run"
-    argv = ["evaluate", "--task", "literary", "--data", str(data), "--out", str(out), "--bootstrap", "0"]
-    argv += ["--field", "id=id", "--field", "instruction=source", "--field", "response=translation"]
-    argv += ["--field", "label=score"]
-    argv += ["--const", "language=de", "--const", "response_language=en", "--program", "base", *flags]
-    assert main(argv) == 0
-    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-    return records, json.loads((out / "summary.json").read_text()) | {
-        "run": json.loads((out / "run.json").read_text())
-    }
-
-
-def test_evaluate_records_the_check_and_counts_what_it_decided(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    lm, _ = scoring_lm(low={SALAD})
-    monkeypatch.setattr(backbones, "make_lm", lambda spec, **kw: lm)
-    records, summary = _literary_run(tmp_path)
-    by_id = {r["id"]: r["result"] for r in records}
-    assert by_id["salad"]["score"] == 1 and by_id["good"]["score"] == 5
-    assert summary["decided_by_checks"] == {"likelihood check": 1}
-    # The decision-rule table counts it under the check, not under the argmax rule (the fake gives no
-    # probabilities, so the judged item is the argmax rule's).
-    assert summary["decision_rules"]["decided_by"] == {"argmax": 1, "likelihood check": 1, "probability": 0}
-    assert summary["run"]["likelihood_check"] is True
-    assert "scored lowest by a check, without an LLM judgment: likelihood check 1" in " ".join(
-        capsys.readouterr().out.split()
-    )
-    records, summary = _literary_run(tmp_path / "off", "--likelihood-check", "off")
-    assert {r["result"]["score"] for r in records} == {5} and "decided_by_checks" not in summary
-    assert summary["run"]["likelihood_check"] is False
-
-
-def test_the_flag_on_a_task_without_the_check_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["evaluate", "--task", "chat", "--likelihood-check", "off", "--lm", "simulated:0"])
-    err = capsys.readouterr().err.strip()
-    assert code != 0 and "\n" not in err and "--likelihood-check" in err and "chat" in err
-
-
-def test_runs_recorded_before_the_check_resume_only_without_it() -> None:
-    from cejudge_dspy.runs import identity_diff
-
-    older = {"task": "literary", "method": "cejudge", "judgment": None}
-    assert identity_diff(older, {**older, "likelihood_check": True}, ("likelihood_check",)) == (
-        "likelihood_check: False -> True"
-    )
-    assert identity_diff(older, {**older, "likelihood_check": False}, ("likelihood_check",)) == ""
-    chat = {"task": "chat", "method": "cejudge"}
-    assert identity_diff(chat, {**chat, "likelihood_check": None}, ("likelihood_check",)) == ""

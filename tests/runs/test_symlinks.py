@@ -17,7 +17,7 @@ import pytest
 from cejudge_dspy import runs
 from cejudge_dspy.cli import main
 from cejudge_dspy.errors import CEJudgeError
-from cejudge_dspy.runs import UnsafeFileError
+from cejudge_dspy.files import UnsafeFileError, write_file_atomic
 from tests.support.bad_inputs import SIM, good_data
 from tests.support.view_runs import chat_run
 
@@ -43,7 +43,7 @@ WRITERS: dict[str, Callable[[Path], None]] = {
     "results.jsonl": lambda run: runs.append_record(run / "results.jsonl", {"id": "x"}),
     "summary.json": lambda run: runs.write_summary(run / "summary.json", {"overall": {}}),
     "run.json": lambda run: runs.write_json_atomic(run / "run.json", {"task": "chat"}),
-    "view.html": lambda run: runs.write_file_atomic(run / "view.html", "<html></html>"),
+    "view.html": lambda run: write_file_atomic(run / "view.html", "<html></html>"),
 }
 
 
@@ -85,7 +85,7 @@ def test_the_lock_refuses_symlinked_lock_and_holder_files(tmp_path: Path, target
     for name in (".lock", ".holder"):
         run = tmp_path / name.strip(".")
         plant(run, name, target)
-        with pytest.raises(runs.UnsafeFileError, match=f"{name} is a symlink"), runs.lock(run):
+        with pytest.raises(UnsafeFileError, match=f"{name} is a symlink"), runs.lock(run):
             pytest.fail("the lock was taken")
         assert target.read_bytes() == KEEP
     with runs.lock(tmp_path / "plain"):  # the control: a plain run directory locks and names its holder
@@ -98,7 +98,7 @@ def test_a_lock_that_is_a_symlink_loop_is_one_line(tmp_path: Path) -> None:
     run.mkdir()
     (run / ".lock").symlink_to(run / "loop")
     (run / "loop").symlink_to(run / ".lock")
-    with pytest.raises(runs.UnsafeFileError, match=r"\.lock is a symlink"), runs.lock(run):
+    with pytest.raises(UnsafeFileError, match=r"\.lock is a symlink"), runs.lock(run):
         pytest.fail("the lock was taken")
 
 

@@ -193,7 +193,8 @@ def CASES() -> list[Case]:  # noqa: N802 - a table, built fresh per run
         data_file("binary.parquet", b"\x00\x01garbage"),
         data_file("nocols.jsonl", '{"a": 1}\n'),
         data_file("label.jsonl", rows({"label": "C"}), "chat", "--field", "label=label"),
-        data_file("emptylabel.jsonl", rows({"label": ""}), "chat", "--field", "label=label"),
+        # An empty label cell is no bad input: it leaves its item unlabelled (a partly labelled file, #48;
+        # tests/data/test_declared_constants.py).
         data_file("dup.jsonl", rows({"id": "x"}, {"id": "x"}), "chat", "--field", "id=id"),
         data_file("emptytext.jsonl", rows({"prompt": " "})),
         data_file("dicttext.jsonl", rows({"chosen": {"a": 1}})),

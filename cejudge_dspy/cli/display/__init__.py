@@ -3,7 +3,9 @@ CLI) that imports rich; everything it shows comes from JudgeResult, summaries an
 
 from cejudge_dspy.cli.display._answers import match_answers
 from cejudge_dspy.cli.display._consistency import consistency_table
+from cejudge_dspy.cli.display._label_free import label_free_table
 from cejudge_dspy.cli.display._panel import panel_tables, votes_table
+from cejudge_dspy.cli.display._ranking import ranking_tables
 from cejudge_dspy.cli.display._rules import (
     decision_rules_table,
     reliability_table,
@@ -32,11 +34,13 @@ __all__ = [
     "decision_rules_table",
     "dimension_tables",
     "items_panels",
+    "label_free_table",
     "match_answers",
     "pairwise_verdict",
     "panel_tables",
     "pointwise_score",
     "probability_line",
+    "ranking_tables",
     "reliability_table",
     "selective_table",
     "summary_table",

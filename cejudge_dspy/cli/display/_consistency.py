@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.table import Table
+from rich.text import Text
 
 
 def consistency_table(summary: dict[str, Any]) -> Table:
@@ -22,7 +23,7 @@ def consistency_table(summary: dict[str, Any]) -> Table:
     for name in header[1:]:
         table.add_column(name, justify="right")
     for label, cells in rows:
-        table.add_row(f"[bold]{label}[/]" if label == ANY_LANGUAGE else label, *cells)
+        table.add_row(Text(label, style="bold") if label == ANY_LANGUAGE else label, *cells)
     what = (
         "flip rate: share of items whose verdict on the rendering differs from the original's"
         if pairwise

@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from rich.table import Table
+from rich.text import Text
 
-from cejudge_dspy.cli.display._text import _fmt
+from cejudge_dspy.cli.display._text import _fmt, styled
 
 
 def panel_tables(panel: dict[str, Any], metric: str) -> list[Table]:
@@ -42,7 +43,7 @@ def _judges_table(panel: dict[str, Any], metric: str) -> Table:
             f"{name}{mark}", _fmt(m.get("value")), _ci(m), str(m.get("n", 0)), _fmt(versus.get("value")), test
         )
     for name, m in panel["rules"].items():
-        label = f"[bold]panel: {name}[/]" + (" (headline)" if name == panel["headline_rule"] else "")
+        label = styled((f"panel: {name}", "bold"), " (headline)" if name == panel["headline_rule"] else "")
         value = _fmt(m.get("value")) if m.get("value") is not None else (m.get("reason") or "n/a")
         table.add_row(
             label, value, _ci(m), str(m.get("n", 0)), "", _test_cell(panel["tests"].get(name) or {})
@@ -107,7 +108,11 @@ def votes_table(result: Any, members: list[dict[str, Any]], item_id: str | None 
         said = f"{headline} ({outcome})" if outcome == "no majority" else str(headline)
         mean = f"mean p(A) {_fmt(panel.get('mean_p_a'))}" if pairwise else f"sd {_fmt(panel.get('sd'))}"
         table.add_row(
-            "[bold]panel[/]", f"[bold]{said}[/]", mean if pairwise else "", _fmt(result.usage.calls), ""
+            Text("panel", style="bold"),
+            Text(said, style="bold"),
+            mean if pairwise else "",
+            _fmt(result.usage.calls),
+            "",
         )
         table.caption = (
             f"agreement {_fmt(panel.get('agreement'))} (share of {panel.get('voting')} voting members with "

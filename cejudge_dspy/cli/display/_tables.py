@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
-from cejudge_dspy.cli.display._text import _fmt
+from cejudge_dspy.cli.display._text import _fmt, styled
 from cejudge_dspy.tasks import TaskSpec
 
 if TYPE_CHECKING:  # annotations only: `cejudge tasks` lists tasks without importing DSPy (data does)
@@ -29,25 +30,20 @@ def tasks_table(tasks: dict[str, TaskSpec]) -> Table:
 def items_panels(spec: TaskSpec, items: Sequence[Item]) -> list[Panel]:
     panels = []
     for item in items:
-        rows = [
-            f"[bold]language[/] {item.language}"
-            + (f" → {item.response_language}" if item.response_language else ""),
-            f"[bold]label[/] {item.label}",
-            f"[bold]instruction[/] {_clip(item.instruction)}",
-        ]
+        language = item.language + (f" → {item.response_language}" if item.response_language else "")
+        rows = [("language", language), ("label", str(item.label)), ("instruction", _clip(item.instruction))]
         if item.mode == "pairwise":
-            rows += [
-                f"[bold]response A[/] {_clip(item.response_a)}",
-                f"[bold]response B[/] {_clip(item.response_b)}",
-            ]
+            rows += [("response A", _clip(item.response_a)), ("response B", _clip(item.response_b))]
         else:
-            rows.append(f"[bold]response[/] {_clip(item.response)}")
-        panels.append(Panel("\n".join(rows), title=f"{spec.name} · {item.id}"))
+            rows.append(("response", _clip(item.response)))
+        # Styled as Text, the data literal: markup is off and the console escapes control characters.
+        body = Text("\n").join(styled((name, "bold"), " ", value) for name, value in rows)
+        panels.append(Panel(body, title=f"{spec.name} · {item.id}"))
     return panels
 
 
 def _clip(text: str | None, limit: int = 400) -> str:
-    text = (text or "").replace("[", "\\[")
+    text = text or ""
     return text if len(text) <= limit else text[:limit] + " …"
 
 
@@ -66,7 +62,7 @@ def summary_table(summary: dict[str, Any], title: str | None = None) -> Table:
         table.add_column(col, justify="right" if col != "language" else "left")
     rows = list(summary.get("per_language", {}).items())
     if "overall" in summary:
-        rows.append(("[bold]all items[/]", summary["overall"]))
+        rows.append((Text("all items", style="bold"), summary["overall"]))
     few = False
     for name, m in rows:
         cells, no_ci = _metric_row(name, m, layout)
@@ -138,7 +134,7 @@ def _add_average_row(table: Table, summary: dict[str, Any], layout: _Layout) -> 
         if not layout.strict_first:
             averages.reverse()
         cells = [_fmt(averages[0]), ""] + ([_fmt(averages[1])] if layout.pairwise else [])
-        table.add_row("[bold]average (macro)[/]", *cells, *blank[len(cells) :])
+        table.add_row(Text("average (macro)", style="bold"), *cells, *blank[len(cells) :])
     elif summary.get("dimensions"):
         table.add_row("(labels are per dimension: see the table below)", *blank)
 

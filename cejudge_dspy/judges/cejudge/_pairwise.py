@@ -249,9 +249,14 @@ class PairwiseJudge(CEJudgeProgram):
         shown = self._shown(seen, language, language)
         given = {"reference": reference.get("answer") or "none"} if self.reference else {}
         try:
+            # Shared work: a response's grade reads nothing of the other response, so when several
+            # systems answer one prompt (`cejudge rank`) each response is graded once, whatever the
+            # number of comparisons it enters.
             pred = await about(
                 which,
-                self.grade.acall(
+                self._shared(
+                    "grade",
+                    self.grade,
                     task=self.spec.task,
                     criteria=self.spec.criteria,
                     instruction=shown["instruction"],

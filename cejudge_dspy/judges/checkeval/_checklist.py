@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from cejudge_dspy.errors import DataError, TaskError
+from cejudge_dspy.files import make_dirs, read_json, write_file_atomic
 from cejudge_dspy.tasks import TaskSpec, folder, load_task
 
 Origin = Literal["seed", "diversified", "elaborated"]
@@ -141,8 +142,8 @@ class Checklist:
 
     def save(self, path: str | Path | None = None) -> Path:
         target = Path(path) if path else default_checklist_path(self.task)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        make_dirs(target.parent)  # no symlink followed, one line on a full or read-only disk
+        write_file_atomic(target, json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n")
         return target
 
     @classmethod
@@ -154,8 +155,9 @@ class Checklist:
             raise DataError(
                 f"no checklist at {source}: build it with `cejudge checklist build --task {spec.name}`"
             )
+        fix = f"rebuild it with `cejudge checklist build --task {spec.name}`"
+        data = read_json(source, lambda line: DataError(f"{line}: not a checklist file; {fix}"))
         try:
-            data = json.loads(source.read_bytes().decode("utf-8"))
             if not isinstance(data, dict):
                 raise TypeError(f"a JSON {type(data).__name__}, not an object")
             checklist = cls.from_dict(data)
@@ -210,8 +212,8 @@ def overwrite_hazard(path: Path) -> str | None:
     if not path.exists():
         return None
     try:
-        checklist = Checklist.from_dict(json.loads(path.read_bytes().decode("utf-8")))
-    except (ValueError, TypeError, AttributeError):
+        checklist = Checklist.from_dict(read_json(path, DataError))
+    except (DataError, ValueError, TypeError, AttributeError):
         return "is not a checklist file this version reads"
     n = checklist.by_person()
     return f"holds a person's review ({n} question(s) kept or dropped by hand)" if n else None

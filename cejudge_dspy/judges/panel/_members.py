@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from cejudge_dspy.errors import InputError
+from cejudge_dspy.files import read_toml
 from cejudge_dspy.judges._choices import ADAPTER_CHOICES
 from cejudge_dspy.judges._options import JudgeOptions
-from cejudge_dspy.tasks import TaskSpec, read_toml
+from cejudge_dspy.tasks import TaskSpec
 
 # A member's own backbone keys in a panel file; every other key is a judge option (JudgeOptions' names).
 BACKBONE_KEYS = ("lm", "api_base", "api_key", "adapter")

@@ -239,24 +239,6 @@ def test_old_records_read_as_argmax() -> None:
     assert result.under("probability").verdict == "A" and result.under("argmax").verdict == "A"
 
 
-def test_llama_logits_processor_records_top_k_per_generated_token() -> None:
-    import numpy as np
-
-    from cejudge_dspy.backbones.llamacpp._top_logprobs import TopLogprobs
-
-    rec = TopLogprobs(2)
-    logits = np.log(np.array([0.1, 0.2, 0.3, 0.4], dtype=np.float32))
-    for ids in ([9, 9], [9, 9, 3], [9, 9, 3, 2]):  # prompt of 2, then tokens 3 and 2 generated
-        assert rec(np.array(ids), logits) is logits  # the logits pass through unchanged
-    content = rec.content(lambda ids, prev: f"<{ids[0]}>".encode(), [9, 9])
-    assert [c["token"] for c in content] == ["<3>", "<2>"]  # the last step's token was never seen
-    assert content[1]["logprob"] == pytest.approx(math.log(0.3))
-    assert [(t["token"], round(math.exp(t["logprob"]), 3)) for t in content[0]["top_logprobs"]] == [
-        ("<3>", 0.4),
-        ("<2>", 0.3),
-    ]
-
-
 def test_a_notice_is_given_once_per_lm_and_never_keeps_the_lm_alive() -> None:
     import gc
     import weakref

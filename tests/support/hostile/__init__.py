@@ -1,4 +1,4 @@
-"""The hostile-input corpus of issue #41, beside bad_inputs.py: files, options and run directories an
+"""The hostile-input corpus of issues #41 and #49, beside bad_inputs.py: files, options and run directories an
 outside probe used to get tracebacks, hangs or silent wrong numbers from. Each area keeps its cases in its
 own module (`CASES() -> list[Case]`, the `Case` of bad_inputs.py); every case must end as one clear
 `error:` line that writes no run directory (`run_case` says "one line"). The broken-server cases of issue
@@ -9,8 +9,16 @@ right outcome is a correct result rather than a refusal are tests in the package
 from __future__ import annotations
 
 from tests.support.bad_inputs import Case
-from tests.support.hostile import data, options, readers, security, serving
+from tests.support.hostile import data, files, options, readers, security, serving, text
 
 
 def CASES() -> list[Case]:  # noqa: N802 - the same name as bad_inputs.CASES
-    return [*data.CASES(), *options.CASES(), *readers.CASES(), *security.CASES(), *serving.CASES()]
+    return [
+        *data.CASES(),
+        *options.CASES(),
+        *readers.CASES(),
+        *security.CASES(),
+        *serving.CASES(),
+        *files.CASES(),
+        *text.CASES(),
+    ]

@@ -1,1 +1,0 @@
-"""Tests of cejudge_dspy.backbones.llamacpp."""
