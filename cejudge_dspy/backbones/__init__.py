@@ -22,6 +22,7 @@ from cejudge_dspy.backbones._server_lm import (
     CallTimedOut,
     EmptyAnswer,
     ServerLM,
+    whole_answers,
 )
 from cejudge_dspy.backbones._simulated import SimulatedEngine, simulated_backbone
 from cejudge_dspy.backbones._spec import (
@@ -72,4 +73,5 @@ __all__ = [
     "stop_all",
     "text_scorer",
     "use_backbone",
+    "whole_answers",
 ]

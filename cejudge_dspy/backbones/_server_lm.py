@@ -5,10 +5,12 @@ DSPy hands the adapters an answer's text and drops how it ended: an answer cut a
 (`finish_reason: "length"`) parsed as a complete one (concepts `['fo']`, feedback "The response handl").
 `ServerLM` makes the call as `dspy.LM` does (`prepare`, `execute`, `finalize` of `dspy.clients.execution`,
 the same three steps `BaseLM.__call__` and `acall` take) and reads the finish reason of the responses in
-between: a cut answer raises `AnswerCutShort`, which the judges' stages (`judges._stages`) turn into an
-unparsed outcome with that reason. A cached answer keeps its finish reason, so it is caught again. An answer
-with no choices at all raises `EmptyAnswer`, a server error (an error record, or one line), where DSPy
-returned an empty list that the adapters turned into a prediction without fields.
+between: a cut answer raises `AnswerCutShort` where whole answers are required (`whole_answers()`, around
+every call of the judges' stages, `judges._stages`), which the stages turn into an unparsed outcome with
+that reason; elsewhere (a reflection model's proposal) a cut answer is returned as DSPy returns it. A
+cached answer keeps its finish reason, so it is caught again. An answer with no choices at all raises
+`EmptyAnswer`, a server error (an error record, or one line), where DSPy returned an empty list that the
+adapters turned into a prediction without fields.
 
 A server that accepts a request and never answers held a call for the client's read timeout (600 s) and
 then again for each retry. `timeout` (seconds, `make_lm(timeout=...)`, `--timeout`) is the client's timeout
@@ -21,6 +23,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import dspy
@@ -30,16 +35,36 @@ from dspy.clients.legacy_outputs import value
 from dspy.utils.callback import with_callbacks
 from dspy.utils.exceptions import LMServerError, LMTimeoutError
 
-DEFAULT_TIMEOUT_S = 120.0
+# One judgment call of a small model on a loaded CPU server can take minutes
+# (docs/measurements/server-road.md): the default lets such a server work, while one that never answers
+# costs 5 minutes, not 600 s per attempt times four.
+DEFAULT_TIMEOUT_S = 300.0
 _TRUNCATED = "LM response was truncated"  # DSPy's warning, said on every cut answer; here it is an outcome
 
 
+# Whether the calls in this context need whole answers: the judges' stages do (`whole_answers`); a reflection
+# model's proposal or a probe takes a cut answer as DSPy gives it. Set and restored by value, never by token:
+# a stage's coroutine that is closed in another context must not raise on its way out.
+_whole: ContextVar[bool] = ContextVar("cejudge_whole_answers", default=False)
+
+
+@contextmanager
+def whole_answers() -> Iterator[None]:
+    """In this block a ServerLM's answer cut at the token budget raises AnswerCutShort."""
+    before = _whole.get()
+    _whole.set(True)
+    try:
+        yield
+    finally:
+        _whole.set(before)
+
+
 def _not_truncation(record: logging.LogRecord) -> bool:
-    return not str(record.msg).startswith(_TRUNCATED)
+    return not (_whole.get() and str(record.msg).startswith(_TRUNCATED))
 
 
-# DSPy warns on stderr at every cut answer (both its routes log it as "dspy.clients.lm"); a ServerLM raises
-# AnswerCutShort instead, which the judges record with its reason, so the warning would only repeat it.
+# DSPy warns on stderr at every cut answer (both its routes log it as "dspy.clients.lm"); where a ServerLM
+# raises AnswerCutShort instead, which the judges record with its reason, the warning would only repeat it.
 logging.getLogger("dspy.clients.lm").addFilter(_not_truncation)
 TIMEOUT_RANGE = (1.0, 3600.0)  # seconds; the flag's bounds (cli/_common.py) say the same
 
@@ -126,7 +151,7 @@ class ServerLM(dspy.LM):
         outputs = finalize(self, call, result)
         if isinstance(outputs, list) and not outputs:
             raise EmptyAnswer("the server answered with no choices (no answer at all)", model=self.model)
-        if "length" in finish_reasons(result):
+        if "length" in finish_reasons(result) and _whole.get():
             budget = (call.legacy or {}).get("max_tokens") or self.kwargs.get("max_tokens")
             raise AnswerCutShort(
                 self.model, budget, _text(outputs if isinstance(outputs, list) else []), outputs

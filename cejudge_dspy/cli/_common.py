@@ -47,7 +47,7 @@ REPEAT_PENALTY = bound("--repeat-penalty", "a repeat penalty")
 # Seconds one call to an HTTP backbone may take, retries included (backbones.TIMEOUT_RANGE says the same):
 # a server that accepts a request and never answers ends the run in this time, not in the client's 600 s.
 TIMEOUT = bound("--timeout", "seconds", 1, 3600)
-DEFAULT_TIMEOUT = 120  # backbones.DEFAULT_TIMEOUT_S
+DEFAULT_TIMEOUT = 300  # backbones.DEFAULT_TIMEOUT_S (why 300: there)
 
 
 def add_backbone_args(p: argparse.ArgumentParser) -> None:

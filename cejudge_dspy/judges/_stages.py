@@ -18,7 +18,7 @@ from typing import Any, Literal
 import dspy
 from dspy.utils.exceptions import AdapterParseError
 
-from cejudge_dspy.backbones import AnswerCutShort, error_line
+from cejudge_dspy.backbones import AnswerCutShort, error_line, whole_answers
 from cejudge_dspy.errors import BackboneError
 from cejudge_dspy.judges._formatting import MEMO_ADAPTERS, memo_adapter
 from cejudge_dspy.judges._readings import (
@@ -80,7 +80,7 @@ class Stage(dspy.Module):
             # The retry's adapter is made only when there is a retry (most calls have none).
             adapter = _other_adapter(current) if attempt else None
             try:
-                with dspy.context(adapter=adapter) if adapter else nullcontext():
+                with dspy.context(adapter=adapter) if adapter else nullcontext(), whole_answers():
                     pred = await self._call(name, lm, inputs)
                 if missing := [f for f in self.signature.output_fields if f not in pred]:
                     # An LM that returned no answer (an empty list) gives a prediction without fields.

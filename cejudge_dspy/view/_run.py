@@ -16,7 +16,7 @@ from typing import Any
 from cejudge_dspy.errors import CEJudgeError
 from cejudge_dspy.files import read_json
 from cejudge_dspy.metrics import summarize
-from cejudge_dspy.runs import RESULTS, SUMMARY, Record, read_run, read_timing
+from cejudge_dspy.runs import RESULTS, SUMMARY, Record, public_urls, read_run, read_timing
 from cejudge_dspy.tasks import TaskSpec, load_task
 
 
@@ -47,7 +47,8 @@ def load_view_run(
     """Read a run directory and summarize it afresh (the summary of exactly the records shown), with
     `abstain_below` and `confidence`, or where None those summary.json recorded."""
     run = read_run(path)  # a torn last line is reported, and its item counted as missing
-    config, records = run.config, run.records
+    # A run.json from before addresses were stored without credentials still shows none (runs.public_urls).
+    config, records = public_urls(run.config), run.records
     task = config.get("task") or (records[0].task if records else None)
     if not task:
         raise CEJudgeError(f"{path}: neither run.json nor a record names the task")

@@ -233,13 +233,13 @@ def test_make_lm_hands_each_kind_to_its_builder_with_every_option(monkeypatch: p
     hook = print
     assert make_lm(" gguf: /m.gguf ", n_ctx=2048, on_status=hook, parallel=1) == "gguf"
     local = builders.LocalOptions(on_status=hook, n_ctx=2048, parallel=1)
-    assert calls.pop() == ("gguf", ("/m.gguf", local, common, 3, 120.0), {})
+    assert calls.pop() == ("gguf", ("/m.gguf", local, common, 3, DEFAULT_TIMEOUT_S), {})
     assert make_lm("embedded", repeat_penalty=1.2, num_retries=1) == "embedded"
     local = builders.LocalOptions(repeat_penalty=1.2)
-    assert calls.pop() == ("embedded", (local, common, 1, 120.0), {})
+    assert calls.pop() == ("embedded", (local, common, 1, DEFAULT_TIMEOUT_S), {})
     assert make_lm("hosted_vllm/m", api_key="k", num_retries=1, cache=False) == "http"
     http = {"api_base": None, "api_key": "k", "num_retries": 1, "common": {**common, "cache": False}}
-    assert calls.pop() == ("http", ("hosted_vllm/m",), {**http, "timeout": 120.0})
+    assert calls.pop() == ("http", ("hosted_vllm/m",), {**http, "timeout": 300.0})
     assert make_lm("hosted_vllm/m", api_key="k", num_retries=1, cache=False, timeout=7) == "http"
     assert calls.pop() == ("http", ("hosted_vllm/m",), {**http, "timeout": 7.0})
     assert make_lm("simulated", seed=1) == "simulated"

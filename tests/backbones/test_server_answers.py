@@ -20,6 +20,7 @@ from cejudge_dspy.backbones import (
     logprob_problem,
     logprobs_problem,
     make_lm,
+    whole_answers,
 )
 from cejudge_dspy.errors import BackboneError
 from cejudge_dspy.judges import DirectPairwiseJudge
@@ -69,10 +70,12 @@ def test_a_cut_answer_raises_even_when_it_comes_from_the_cache() -> None:
     with HostileServer("length") as server:
         lm = make_lm(MODEL, api_base=server.api_base, api_key="k", cache=True)
         for _ in range(2):
-            with pytest.raises(AnswerCutShort, match="finish_reason: length") as caught:
+            with whole_answers(), pytest.raises(AnswerCutShort, match="finish_reason: length") as caught:
                 lm("Say something long.")
             assert caught.value.text
         assert server.requests == 1  # the second came from the cache, and was still refused
+        # Outside the judges' stages (a reflection model's proposal) the cut answer is returned as it is.
+        assert lm("Say something long.") == [caught.value.text]
 
 
 def test_a_python_judgment_of_a_cut_answer_is_unparsed_with_the_reason() -> None:
@@ -130,3 +133,10 @@ def test_error_lines_drop_the_traceback_a_client_wrapped_into_its_message() -> N
     assert line == "litellm.InternalServerError: OpenAIException - Invalid response object", line
     assert error_line(ValueError("")) == "ValueError"
     assert len(error_line("x" * 2000)) == 500 and error_line("x" * 2000, limit=None) == "x" * 2000
+
+
+def test_the_flag_has_the_backbones_default_and_range() -> None:
+    from cejudge_dspy.backbones import DEFAULT_TIMEOUT_S, TIMEOUT_RANGE
+    from cejudge_dspy.cli._common import DEFAULT_TIMEOUT, TIMEOUT
+
+    assert DEFAULT_TIMEOUT == DEFAULT_TIMEOUT_S and (TIMEOUT.low, TIMEOUT.high) == TIMEOUT_RANGE

@@ -87,3 +87,16 @@ def test_error_texts_in_records_lose_url_credentials_and_labelled_keys() -> None
     record = {"error": "backbone at http://u:pw-123456@h/v1 said Authorization: Bearer sk-zz", "prompt": "p"}
     out = redact(record)
     assert out["error"] == "backbone at http://[redacted]@h/v1 said Authorization: Bearer [redacted]", out
+
+
+def test_a_view_of_an_old_run_json_with_credentials_shows_none(tmp_path: Path) -> None:
+    """A run.json written before addresses were kept public still holds them: the view never shows them."""
+    from cejudge_dspy.cli import main
+    from tests.support.view_runs import chat_run
+
+    run = chat_run(tmp_path)
+    config = json.loads((run / "run.json").read_text())
+    (run / "run.json").write_text(json.dumps({**config, "api_base": "http://u:OLD-SECRET-1@h/v1"}))
+    assert main(["view", str(run), "--bootstrap", "0"]) == 0
+    page = (run / "view.html").read_text()
+    assert "OLD-SECRET" not in page and "[redacted]@h/v1" in page

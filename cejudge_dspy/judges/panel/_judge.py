@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import dspy
 
-from cejudge_dspy.backbones import explain_backbone_error
+from cejudge_dspy.backbones import error_line, explain_backbone_error
 from cejudge_dspy.errors import BackboneError
 from cejudge_dspy.judges._features import backbone_features
 from cejudge_dspy.judges._shared import SharedWork
@@ -97,7 +97,8 @@ class PanelJudge(dspy.Module):
                 explained = explain_backbone_error(exc, member.lm, api_base=member.api_base)
                 if explained is not None:
                     raise explained from exc
-                outcome = MemberOutcome(member.name, "error", None, error=f"{type(exc).__name__}: {exc}")
+                reason = f"{type(exc).__name__}: {error_line(exc)}"  # one line, no client traceback
+                outcome = MemberOutcome(member.name, "error", None, error=reason)
             outcome.features = backbone_features(dspy.settings.lm, dspy.settings.adapter)  # this member's
         outcome.seconds = round(time.monotonic() - start, 3)
         return outcome

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -306,20 +305,11 @@ def evaluate_key_redacted(o: Outcome) -> None:
 def credentials_never_stored(o: Outcome) -> None:
     no_traceback(o)
     assert o.code in (0, 1), (o.code, o.err[-800:])
-    from tests.support.hostile.serving import run_cli as again
-
-    view = again(["view", str(o.run_dir()), "--bootstrap", "0"], o.folder)
+    view = run_cli(["view", str(o.run_dir()), "--bootstrap", "0"], o.folder)
     assert view.code == 0, view.err[-800:]
     assert (o.run_dir() / "view.html").exists()
     no_secret(o)
     assert "[redacted]@127.0.0.1" in (o.run_dir() / "run.json").read_text()
-
-
-def no_bad_values(o: Outcome) -> None:
-    """Not a NaN: a float that is one never reaches here (strict reading refuses it)."""
-    for r in o.records():
-        p_a = (r.get("result") or {}).get("probabilities", {}).get("p_a")
-        assert p_a is None or math.isfinite(p_a), r
 
 
 def CASES() -> list[Case]:  # noqa: N802 - the same name as bad_inputs.CASES
@@ -382,7 +372,7 @@ def SERVER_CASES() -> list[ServerCase]:  # noqa: N802 - a table, built fresh per
         ServerCase("garbage answer: evaluate", "garbage", evaluate(), garbage_unparsed),
         ServerCase("garbage answer: judge", "garbage", judge("--json"), judge_unparsed("unparseable")),
         ServerCase("no choices: backbones check", "no-choices", check_backbone(), one_line(code=3)),
-        ServerCase("no choices: evaluate", "no-choices", evaluate(), evaluate_key_redacted),
+        ServerCase("no choices: evaluate", "no-choices", evaluate(), error_records_in_one_line),
         ServerCase(
             "stalls: evaluate --timeout 5",
             "gated-stall",
