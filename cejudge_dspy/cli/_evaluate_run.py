@@ -76,7 +76,9 @@ def judge_and_summarize(
                 )
             )
             display.update("")
-    final = read_records(out / RESULTS)
+    # Nothing judged in this session: the file holds what prepare_run_dir read (reading 4,000 records
+    # again costs a second).
+    final = read_records(out / RESULTS) if todo else records
     summary = summarize(
         final,
         spec,
@@ -99,7 +101,8 @@ def judge_and_summarize(
     write_summary(out / SUMMARY, summary)
     print_run_tables(summary, spec.mode)
     console().print(f"results: {out / RESULTS} · summary: {out / SUMMARY}")
-    return _exit_code(err, [r for r in final if r.id in {i.id for i in items}])
+    ids = {i.id for i in items}  # once: a set per record made a 4,000-record resume take seconds
+    return _exit_code(err, [r for r in final if r.id in ids])
 
 
 def print_run_tables(summary: dict[str, Any], mode: str) -> None:
