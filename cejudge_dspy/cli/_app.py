@@ -26,6 +26,7 @@ from cejudge_dspy.cli import _evaluate as cli_eval
 from cejudge_dspy.cli import _optimize as cli_optimize
 from cejudge_dspy.cli import _view as cli_view
 from cejudge_dspy.cli._common import (
+    INTERRUPTED,
     Bound,
     add_backbone_args,
     announce_program,
@@ -33,6 +34,7 @@ from cejudge_dspy.cli._common import (
     build,
     check_backbone_args,
     check_bounds,
+    end_process,
     parse_fields,
     program_label,
     run_command,
@@ -186,7 +188,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.given_flags |= apply_config(args, args.given_flags)
         return args.handler(args)
 
-    return run_command(handler, args)
+    code = run_command(handler, args)
+    if code == INTERRUPTED and argv is None:  # the `cejudge` script or `python -m`: this process is ours
+        end_process(code)
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover
