@@ -76,9 +76,7 @@ def judge_and_summarize(
                 )
             )
             display.update("")
-    # Nothing judged in this session: the file holds what prepare_run_dir read (reading 4,000 records
-    # again costs a second).
-    final = read_records(out / RESULTS) if todo else records
+    final = read_records(out / RESULTS) if todo else records  # nothing judged: what the resume read
     summary = summarize(
         final,
         spec,
@@ -101,7 +99,7 @@ def judge_and_summarize(
     write_summary(out / SUMMARY, summary)
     print_run_tables(summary, spec.mode)
     console().print(f"results: {out / RESULTS} · summary: {out / SUMMARY}")
-    ids = {i.id for i in items}  # once: a set per record made a 4,000-record resume take seconds
+    ids = {i.id for i in items}  # built once: once per record, a 4,000-record resume took seconds
     return _exit_code(err, [r for r in final if r.id in ids])
 
 
