@@ -14,6 +14,12 @@ prints every figure and the checks against the issue's goals:
     python -m benchmarks.bench_scale            # ~2-4 min on 2 shared cores
     python -m benchmarks.bench_scale --quick    # 200 / 1,000 items, a smoke run
     python -m benchmarks.bench_scale --record   # append the tables to docs/measurements/data/
+    python -m benchmarks.bench_scale --resume-cli 4000 --repeat 5   # only the CLI resume (issue 49)
+
+`--resume-cli N` times what a user waits for when rerunning a finished run: `cejudge evaluate` with the
+CLI's defaults (the graded judge, 1,000 bootstrap resamples) on a finished N-record run it wrote itself,
+`--repeat` times, each a fresh process (wall and CPU of the child, imports included), and checks that
+summary.json stays byte-identical. The full benchmark runs it at 4,000 records after the cells.
 
 `--record` appends the cells, the goals and the per-block series, dated, with the host and versions, to
 docs/measurements/data/bench_scale.json, which docs/measurements/bench-scale.md shows (record.py).
@@ -155,6 +161,65 @@ def resume(out: Path) -> dict[str, Any]:
     }
 
 
+CLI = [sys.executable, "-m", "cejudge_dspy.cli"]
+
+
+def resume_cli(n: int, repeat: int, tmp: Path) -> dict[str, Any]:
+    """Write a finished `n`-record run with `cejudge evaluate` (simulated:0, concurrency 64), then time
+    `repeat` reruns of the command with the CLI's defaults, each a fresh process that finds nothing left
+    to judge, re-summarises and rewrites summary.json; fails if summary.json changes by one byte."""
+    from benchmarks.synthetic import pairwise_items
+
+    data, out = tmp / f"resume-{n}.jsonl", tmp / f"resume-{n}"
+    rows = []
+    for item in pairwise_items(n):  # as the chat task's files hold them: chosen is the label's side
+        a, b = item.response_a, item.response_b
+        chosen, rejected = (a, b) if item.label == "A" else (b, a)
+        rows.append({"id": item.id, "prompt": item.instruction, "chosen": chosen, "rejected": rejected,
+                     "language": item.language})  # fmt: skip
+    data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    command = [
+        *CLI,
+        "evaluate",
+        "--task",
+        "chat",
+        "--data",
+        str(data),
+        "--out",
+        str(out),
+        "--lm",
+        "simulated:0",
+    ]
+    env = {**os.environ, "COLUMNS": "120"}
+    first = subprocess.run([*command, "--concurrency", "64"], capture_output=True, text=True, env=env)
+    if first.returncode:
+        raise SystemExit(f"the first run failed:\n{first.stderr[-3000:]}")
+    summary = (out / "summary.json").read_bytes()
+    walls, cpus = [], []
+    for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        rerun = subprocess.run(command, capture_output=True, text=True, env=env)
+        walls.append(time.perf_counter() - t0)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+        if rerun.returncode or f"{n} already in" not in rerun.stderr:
+            raise SystemExit(f"the rerun failed or judged again:\n{rerun.stderr[-3000:]}")
+        if (out / "summary.json").read_bytes() != summary:
+            raise SystemExit("the rerun changed summary.json")
+    return {"records": n, "walls": walls, "cpus": cpus, "wall_s": sorted(walls)[repeat // 2],
+            "cpu_s": sorted(cpus)[repeat // 2], "load": _load()}  # fmt: skip
+
+
+def describe_resume_cli(r: dict[str, Any]) -> str:
+    return (
+        f"CLI resume of a finished {r['records']}-record run (cejudge evaluate, defaults; median of "
+        f"{len(r['walls'])}): {r['wall_s']:.2f} s wall, {r['cpu_s']:.2f} s CPU; each: "
+        + ", ".join(f"{w:.2f}/{c:.2f}" for w, c in zip(r["walls"], r["cpus"], strict=True))
+        + f" s wall/CPU; load {r['load']}"
+    )
+
+
 def spawn(*args: str) -> dict[str, Any]:
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks.bench_scale", *args],
@@ -219,6 +284,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--cell", nargs=3, metavar=("N", "CONCURRENCY", "MS"), help=argparse.SUPPRESS)
     p.add_argument("--resume", metavar="DIR", help=argparse.SUPPRESS)
     p.add_argument("--out", help=argparse.SUPPRESS)
+    p.add_argument(
+        "--resume-cli", type=int, metavar="N", help="only time the CLI's resume of a finished N-record run"
+    )
+    p.add_argument("--repeat", type=int, default=3, help="CLI resumes to time (default 3; the median counts)")
     add_record_argument(p, "bench_scale")
     args = p.parse_args(argv)
     if args.cell:
@@ -234,6 +303,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.resume:
         print(json.dumps(resume(Path(args.resume))))
+        return 0
+    if args.resume_cli:
+        with tempfile.TemporaryDirectory(prefix="cejudge-scale-") as tmp:
+            r = resume_cli(args.resume_cli, args.repeat, Path(tmp))
+        print(describe_resume_cli(r))
+        print(f"goal (issue 49): <= 3 s wall  {verdict(r['wall_s'] <= 3)}")
         return 0
 
     import dspy
@@ -265,6 +340,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 flush=True,
             )
         res = spawn("--resume", str(Path(tmp) / f"run-{big}-64-5-1"))
+        cli = resume_cli(4000, args.repeat, Path(tmp))
     a1, b, a2 = runs[small, 64, 5, 1], runs[big, 64, 5, 1], runs[small, 64, 5, 2]
     t16, t64 = runs[thr, 16, 50, 1], runs[thr, 64, 50, 1]
     a_ms = (a1["cpu_ms_per_call"] + a2["cpu_ms_per_call"]) / 2
@@ -278,6 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{res['resume_wall_s']:.2f} s wall, "
         f"{res['resume_cpu_s']:.2f} s CPU (imports before it: {res['imports_s']:.2f} s); load {res['load']}"
     )
+    print(describe_resume_cli(cli))
     goals = [
         (f"CPU per call, {big} vs {small} items (run before and after it), within 10%",
          f"{b['cpu_ms_per_call']:.3f} / {a_ms:.3f} ms = {flat:.2f}", abs(flat - 1) <= 0.10),
@@ -289,6 +366,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         (f"resume + re-summarise {res['records']} records <= 3 s",
          f"{res['resume_wall_s']:.2f} s (reopen {res['reopen_s']:.2f} + summarise {res['summarise_s']:.2f})",
          res["resume_wall_s"] <= 3),
+        (f"(issue 49) cejudge evaluate resuming a finished {cli['records']}-record run, defaults, <= 3 s",
+         f"{cli['wall_s']:.2f} s wall, {cli['cpu_s']:.2f} s CPU (median of {len(cli['walls'])})",
+         cli["wall_s"] <= 3),
     ]  # fmt: skip
     print("\nGoals (issue 14):")
     for goal, measured, ok in goals:

@@ -27,11 +27,13 @@ from cejudge_dspy.cli import _optimize as cli_optimize
 from cejudge_dspy.cli import _rank as cli_rank
 from cejudge_dspy.cli import _view as cli_view
 from cejudge_dspy.cli._common import (
+    INTERRUPTED,
     add_backbone_args,
     backbone,
     backbone_options,
     bound,
     check_flag,
+    end_process,
     parse_fields,
     run_command,
 )
@@ -184,7 +186,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             _check_one_backbone(args)
         return args.handler(args)
 
-    return run_command(handler, args)
+    code = run_command(handler, args)
+    if code == INTERRUPTED and argv is None:  # the `cejudge` script or `python -m`: this process is ours
+        end_process(code)
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -166,6 +166,22 @@ def parse_fields(pairs: Sequence[str] | None, flag: str = "--field") -> dict[str
     return out
 
 
+INTERRUPTED = 130  # the exit code of a command stopped by Ctrl-C (128 + SIGINT), as shells report it
+
+
+def end_process(code: int) -> None:
+    """End this process now with `code`, once a command stopped by Ctrl-C has returned: its records are on
+    disk, its files closed and its lock released. The interpreter's own teardown (joining the threads
+    litellm and Ray leave, Ray's atexit shutdown, collecting a large heap) would add seconds on a loaded
+    machine to a Ctrl-C that must end the run promptly. Only for the process's entry point: a caller of
+    `main(argv)` in its own process keeps running."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if local := sys.modules.get("cejudge_dspy.backbones._local_server"):  # os._exit runs no atexit hook
+        local.stop_all()  # the local llama.cpp servers this process started (they would follow in 1 s)
+    os._exit(code)
+
+
 def run_command(handler: Handler, args: argparse.Namespace) -> int:
     """Run a command: every CEJudgeError (and a backbone failure DSPy wrapped) is one red line on stderr
     and its exit code; anything else is a bug and keeps its traceback. An option the library names as
@@ -200,7 +216,7 @@ def run_command(handler: Handler, args: argparse.Namespace) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted; results written so far are kept (rerun to resume)", file=sys.stderr)
-        return 130
+        return INTERRUPTED
     finally:
         logging.getLogger("cejudge_dspy").removeFilter(quiet)
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import socket
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -24,6 +26,10 @@ LOCAL = "local"  # `--ray` without an address: a Ray instance of this machine, s
 # How long a cluster's address may take to accept a connection. Ray's own connect retries an address where
 # nothing listens for minutes; a live head node accepts at once.
 CONNECT_TIMEOUT_S = 5.0
+# How long stopping the run's Ray may take before its local processes are killed: `ray.shutdown()` waits on
+# the cluster's processes and the driver's core worker, which a loaded machine or a wedged raylet can hold
+# for a minute, and a Ctrl-C must end the run within seconds.
+SHUTDOWN_TIMEOUT_S = 5.0
 
 
 class RayUnavailableError(CEJudgeError):
@@ -107,7 +113,31 @@ def ray_cluster(address: str, *, num_cpus: int | None = None) -> Iterator[Any]:
     try:
         yield ray
     finally:
-        ray.shutdown()
+        stop_ray(ray)
+
+
+def stop_ray(ray: Any, timeout: float = SHUTDOWN_TIMEOUT_S) -> None:
+    """`ray.shutdown()`, bounded: past `timeout` seconds the Ray processes this driver started (a local
+    instance) are killed and the driver goes on; a cluster it only connected to is left as it is."""
+    node = getattr(getattr(ray, "_private", None), "worker", None)
+    node = getattr(node, "_global_node", None)  # the local instance's processes, None when only connected
+    # Ray's own processes, read before shutdown forgets them (Ray has no public handle on them).
+    processes = [
+        info.process
+        for infos in (getattr(node, "all_processes", None) or {}).values()
+        for info in infos
+        if getattr(info, "process", None) is not None
+    ]
+    done = threading.Thread(target=ray.shutdown, name="ray-shutdown", daemon=True)
+    done.start()
+    done.join(timeout)
+    if not done.is_alive():
+        return
+    for process in processes:
+        try:
+            os.kill(process.pid, signal.SIGKILL)
+        except OSError:  # already gone
+            pass
 
 
 def _is_loopback(address: str) -> bool:

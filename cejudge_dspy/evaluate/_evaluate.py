@@ -235,7 +235,7 @@ def _judge_and_summarize(
                 )
             )
             progress.status("")
-    final = read_records(out / RESULTS)
+    final = read_records(out / RESULTS) if todo else records  # nothing judged: what the resume read
     summary = summarize(
         final,
         spec,

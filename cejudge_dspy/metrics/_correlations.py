@@ -9,7 +9,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from cejudge_dspy.errors import InputError
 from cejudge_dspy.metrics._result import MetricResult, check_aligned, is_missing, undefined_result
@@ -25,6 +24,22 @@ def _numeric_pairs(x: Sequence[object], y: Sequence[object]) -> tuple[np.ndarray
         except (TypeError, ValueError) as exc:
             raise InputError(f"non-numeric value ({exc})", field=name) from None
     return out[0], out[1], len(xs) - len(keep)
+
+
+def scipy_stat(name: str) -> Callable[..., Any]:
+    """`scipy.stats.<name>`, imported when first called: scipy.stats takes about a second to import, and a
+    run whose metric is accuracy (every pairwise task) never needs it, so a resumed run does not pay it."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        from scipy import stats
+
+        return getattr(stats, name)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+kendalltau, spearmanr, pearsonr = scipy_stat("kendalltau"), scipy_stat("spearmanr"), scipy_stat("pearsonr")
 
 
 def _correlation(name: str, fn: Callable[..., Any], x: Sequence[object], y: Sequence[object]) -> MetricResult:
@@ -46,17 +61,17 @@ def kendall_tau(x: Sequence[object], y: Sequence[object]) -> MetricResult:
     Shapes: two equal-length numeric sequences; an item missing on either side is excluded.
     Undefined (NaN, ``reason`` set) with fewer than 2 items or when either side is constant.
     """
-    return _correlation("kendall_tau", stats.kendalltau, x, y)
+    return _correlation("kendall_tau", kendalltau, x, y)
 
 
 def spearman(x: Sequence[object], y: Sequence[object]) -> MetricResult:
     """Spearman rho via `scipy.stats.spearmanr`; same shapes and edge cases as `kendall_tau`."""
-    return _correlation("spearman", stats.spearmanr, x, y)
+    return _correlation("spearman", spearmanr, x, y)
 
 
 def pearson(x: Sequence[object], y: Sequence[object]) -> MetricResult:
     """Pearson r via `scipy.stats.pearsonr`; same shapes and edge cases as `kendall_tau`."""
-    return _correlation("pearson", stats.pearsonr, x, y)
+    return _correlation("pearson", pearsonr, x, y)
 
 
 # The correlations with humans by the names tasks and the CLI use (`metric = "spearman"`).

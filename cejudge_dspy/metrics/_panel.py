@@ -27,7 +27,6 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from scipy import optimize
 
 from cejudge_dspy.judges.verdicts import verdict_from_preference
 from cejudge_dspy.metrics._agreement import fleiss_kappa_from_labels, krippendorff_alpha
@@ -193,6 +192,8 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = STACK_L2) -> np.ndarr
         value = float(np.sum(np.logaddexp(0.0, z) - y * z) + 0.5 * np.sum(penalty * w * w))
         grad = design.T @ (1.0 / (1.0 + np.exp(-z)) - y) + penalty * w
         return value, grad
+
+    from scipy import optimize  # here: scipy takes a second to import, and only a stacked panel fits
 
     return optimize.minimize(loss, np.zeros(design.shape[1]), jac=True, method="L-BFGS-B").x
 

@@ -12,10 +12,17 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from cejudge_dspy.errors import InputError
-from cejudge_dspy.metrics._correlations import kendall_tau, pearson, spearman
+from cejudge_dspy.metrics._correlations import (
+    kendall_tau,
+    kendalltau,
+    pearson,
+    pearsonr,
+    scipy_stat,
+    spearman,
+    spearmanr,
+)
 from cejudge_dspy.metrics._measures import accuracy, strict_accuracy
 from cejudge_dspy.metrics._result import (
     MetricResult,
@@ -68,6 +75,9 @@ def _strict_accuracy_rows(preds: Sequence[Any], golds: Sequence[Any], idx: np.nd
     return _accuracy_rows(filled, golds, idx)
 
 
+binomtest = scipy_stat("binomtest")
+
+
 def _correlation_rows(
     fn: Callable[..., Any],
 ) -> Callable[[Sequence[Any], Sequence[Any], np.ndarray], np.ndarray]:
@@ -99,9 +109,9 @@ def _correlation_rows(
 _RESAMPLED: dict[Callable[..., Any], Callable[[Sequence[Any], Sequence[Any], np.ndarray], np.ndarray]] = {
     accuracy: _accuracy_rows,
     strict_accuracy: _strict_accuracy_rows,
-    kendall_tau: _correlation_rows(stats.kendalltau),
-    spearman: _correlation_rows(stats.spearmanr),
-    pearson: _correlation_rows(stats.pearsonr),
+    kendall_tau: _correlation_rows(kendalltau),
+    spearman: _correlation_rows(spearmanr),
+    pearson: _correlation_rows(pearsonr),
 }
 
 
@@ -231,5 +241,5 @@ def mcnemar(correct_a: Sequence[object], correct_b: Sequence[object]) -> MetricR
     extra = {"b": b, "c": c, "n_both_right": sum(x and y for x, y in pairs)}
     if n == 0:
         return undefined_result("mcnemar", 0, n_excluded, "no item scored for both judges", **extra)
-    p = 1.0 if b + c == 0 else float(stats.binomtest(b, b + c, 0.5).pvalue)
+    p = 1.0 if b + c == 0 else float(binomtest(b, b + c, 0.5).pvalue)
     return MetricResult("mcnemar", (b - c) / n, n, n_excluded, p_value=p, extra=extra)

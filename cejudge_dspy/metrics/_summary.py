@@ -52,13 +52,34 @@ def _metric_fn(spec: TaskSpec) -> Callable[..., MetricResult]:
 MIN_CI_ITEMS = 5
 
 
+# A summary's metric rows by (metric, predictions, golds): one summary computes the same row several
+# times (each decision rule that leaves a language's predictions as they were, strict accuracy without
+# unparsed items), and each bootstrap costs milliseconds; a memo lives for one `summarize` call.
+Memo = dict[tuple[Any, ...], dict[str, Any]]
+
+
 def _with_ci(
-    fn: Callable[..., MetricResult], preds: list[Any], golds: list[Any], n_resamples: int, seed: int
+    fn: Callable[..., MetricResult],
+    preds: list[Any],
+    golds: list[Any],
+    n_resamples: int,
+    seed: int,
+    memo: Memo | None = None,
 ) -> dict[str, Any]:
+    try:
+        key: tuple[Any, ...] | None = (fn, tuple(preds), tuple(golds), n_resamples, seed)
+        hash(key)
+    except TypeError:  # an unhashable label (a dict): computed every time
+        key = None
+    if memo is not None and key is not None and key in memo:
+        return copy.deepcopy(memo[key])
     result = fn(preds, golds)
     if n_resamples and result.n >= MIN_CI_ITEMS:
         result = bootstrap_ci(fn, preds, golds, n_resamples=n_resamples, seed=seed)
-    return result.to_dict()
+    row = result.to_dict()
+    if memo is not None and key is not None:
+        memo[key] = copy.deepcopy(row)
+    return row
 
 
 def summarize(
@@ -102,12 +123,13 @@ def summarize(
     abstained = frozenset(selective["abstained"]) if selective and abstain_below is not None else None
     if abstained is not None:
         out["n_abstained"] = len(abstained)
-    headline = _metrics(rows, spec, n_resamples, seed, abstained)
+    memo: Memo = {}
+    headline = _metrics(rows, spec, n_resamples, seed, abstained, memo)
     out.update(headline)
     out["usage"] = _usage(rows)
     if any(r.result is not None and r.result.probabilities is not None for r in rows):
         out["decision_rules"] = decision_rules(
-            rows, spec, n_resamples=n_resamples, seed=seed, headline=headline, abstained=abstained
+            rows, spec, n_resamples=n_resamples, seed=seed, headline=headline, abstained=abstained, memo=memo
         )
     if selective is not None:
         out["selective"] = selective
@@ -134,6 +156,7 @@ def decision_rules(
     seed: int = 42,
     headline: dict[str, Any] | None = None,
     abstained: frozenset[str] | None = None,
+    memo: Memo | None = None,
 ) -> dict[str, Any]:
     """Both decision rules from one run, what the probabilities were (`ok`, `unavailable`,
     `not_located` per record) and, pairwise, the calibration of the probability verdict's confidence.
@@ -155,7 +178,7 @@ def decision_rules(
         if headline is not None and all(a is b for a, b in zip(ruled, rows, strict=True)):
             out[rule] = copy.deepcopy(headline)
         else:
-            out[rule] = _metrics(ruled, spec, n_resamples, seed, abstained)
+            out[rule] = _metrics(ruled, spec, n_resamples, seed, abstained, memo)
     if spec.mode == "pairwise":
         from cejudge_dspy.metrics._calibration import calibration_summary, preferences, recorded_tie_band
 
@@ -169,6 +192,7 @@ def _metrics(
     n_resamples: int,
     seed: int,
     abstained: frozenset[str] | None = None,
+    memo: Memo | None = None,
 ) -> dict[str, Any]:
     """The task's metric per language and overall, pairwise extras, dimensions, and distinct scores;
     `abstained` records are left out of the metrics (per language, overall, dimensions) and counted in
@@ -188,20 +212,20 @@ def _metrics(
             continue  # nothing to measure against; the items still count in n_items
         rs = [r for r in by_lang[lang] if r.item.label is not None and r.id not in skip]
         per_language[lang] = _with_ci(
-            fn, [prediction(r) for r in rs], [r.item.label for r in rs], n_resamples, seed
+            fn, [prediction(r) for r in rs], [r.item.label for r in rs], n_resamples, seed, memo
         )
         per_language[lang]["counts"] = item_counts(by_lang[lang], abstained)
         if spec.mode == "pairwise":
-            per_language[lang]["strict"] = _strict(rs, n_resamples, seed)
+            per_language[lang]["strict"] = _strict(rs, n_resamples, seed, memo)
     out["per_language"] = per_language
     out["average"] = _macro(v["value"] for v in per_language.values())  # as the paper reports
     if any(r.item.label is not None for r in scalar):
         out["overall"] = _with_ci(
-            fn, [prediction(r) for r in labelled], [r.item.label for r in labelled], n_resamples, seed
+            fn, [prediction(r) for r in labelled], [r.item.label for r in labelled], n_resamples, seed, memo
         )
         out["overall"]["counts"] = item_counts(scalar, abstained)
         if spec.mode == "pairwise":
-            out["overall"]["strict"] = _strict(labelled, n_resamples, seed)
+            out["overall"]["strict"] = _strict(labelled, n_resamples, seed, memo)
     if spec.mode == "pairwise":
         out["strict_average"] = _macro(v["strict"]["value"] for v in per_language.values())
     if spec.mode == "pairwise":
@@ -231,8 +255,9 @@ def _metrics(
     return out
 
 
-def _strict(rows: Sequence[Record], n_resamples: int, seed: int) -> dict[str, Any]:
-    return _with_ci(strict_accuracy, [prediction(r) for r in rows], strict_golds(rows), n_resamples, seed)
+def _strict(rows: Sequence[Record], n_resamples: int, seed: int, memo: Memo | None = None) -> dict[str, Any]:
+    golds = strict_golds(rows)
+    return _with_ci(strict_accuracy, [prediction(r) for r in rows], golds, n_resamples, seed, memo)
 
 
 def _macro(values: Any) -> float | None:

@@ -232,3 +232,25 @@ def test_no_lm_is_ever_configured_globally(fake_backbone: object) -> None:
         ]
     )
     assert dspy.settings.lm is None
+
+
+def test_resuming_a_finished_run_rewrites_its_summary_byte_for_byte(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A rerun that finds nothing to judge re-summarises from the records it read once (issue 49): the
+    same summary.json, byte for byte, CIs and both decision rules included, and the same exit code."""
+    data = tmp_path / "data.jsonl"
+    rows = [
+        {"id": f"i{n}", "prompt": f"q{n // 2}", "chosen": f"good {n}", "rejected": "bad", "language": lang}
+        for n, lang in enumerate(["de", "fr", "en"] * 8)
+    ]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    argv = ["evaluate", "--task", "chat", "--data", str(data), "--out", str(tmp_path / "run")]
+    argv += ["--lm", "simulated:0", "--bootstrap", "200"]
+    assert main(argv) == 0
+    first = (tmp_path / "run" / "summary.json").read_bytes()
+    assert json.loads(first)["overall"]["ci_low"] is not None  # the intervals are there to compare
+    capsys.readouterr()
+    assert main(argv) == 0
+    assert "24 items, 24 already in" in capsys.readouterr().err
+    assert (tmp_path / "run" / "summary.json").read_bytes() == first

@@ -57,6 +57,7 @@ from cejudge_dspy.runs import read_records  # noqa: E402
 from tests.support.bad_inputs import ROW  # noqa: E402
 from tests.support.gated_server import MODEL as GATED  # noqa: E402
 from tests.support.gated_server import GatedServer  # noqa: E402
+from tests.support.interrupt import CTRL_C_LIMIT_S, interrupt_when  # noqa: E402
 
 pytestmark = pytest.mark.ray
 CLI = [sys.executable, "-c", "import sys; from cejudge_dspy.cli._app import main; sys.exit(main())"]
@@ -250,26 +251,18 @@ def test_ctrl_c_on_the_driver_leaves_a_run_that_resumes_without_ray(
     tmp_path: Path, gated: GatedServer
 ) -> None:
     """The driver starts its own local Ray (as a user would), is interrupted while its workers wait on
-    the backbone, and stops that Ray. The gate closes once 4 records are written: no item can end
-    after that except one whose last call was already answered (2 workers, one group of 3 each in
-    flight), so the run is certainly cut short however fast the items are."""
+    the backbone, stops that Ray and exits within CTRL_C_LIMIT_S of the signal. The gate closes once 4
+    records are written: no item can end after that except one whose last call was already answered (2
+    workers, one group of 3 each in flight), so the run is certainly cut short however fast the items
+    are."""
     d, out = data(tmp_path, 40), tmp_path / "run"
     backbone = ("--api-base", gated.api_base)  # the same --lm and --api-base: the same run identity
     gated.hold_when = lambda: count_lines(out / "results.jsonl") >= 4
     cmd = argv(d, out, *backbone, "--ray", "--ray-actors", "2", lm=GATED)
-    proc = subprocess.Popen(
-        CLI + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
-    )
-    try:
-        wait_for(lambda: gated.held > 0 or proc.poll() is not None, "a request held at the gate", limit=120)
-        assert proc.poll() is None, proc.communicate()[1][-2000:]
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 130, err[-2000:]
+    err, took, code = interrupt_when(cmd, lambda: gated.held > 0, tmp_path / "stderr.txt")
+    assert code == 130, err[-2000:]
     assert "rerun to resume" in err
+    assert took < CTRL_C_LIMIT_S, f"the driver took {took:.1f} s to exit after SIGINT: {err[-2000:]}"
     done = records(out)
     assert 4 <= len(done) < 40
     gated.open()
