@@ -61,6 +61,10 @@ class ServerConfig:
     repeat_penalty: float = DEFAULT_REPEAT_PENALTY
     port: int = 0  # 0: a free port the OS picks (a fixed one only where an address must survive a restart)
     metrics: bool = False  # llama.cpp's /metrics counters (benchmarks read the tokens it evaluated)
+    # Threads that wait sleep instead of spinning (llama.cpp's `poll` 0, OpenMP's passive wait): a spinning
+    # thread takes a core from whatever else runs, and on a shared machine its decode steps then stall
+    # behind descheduled threads (measured: docs/measurements/local-server.md).
+    spin: bool = False
 
     def child_config(self) -> dict[str, object]:
         config = asdict(self)
@@ -97,8 +101,12 @@ class LocalServer:
 
     def start(self, deadline_s: float = READY_DEADLINE_S) -> str:
         child = Path(__file__).with_name("_server_child.py")
+        env = dict(os.environ)
+        if not self.config.spin:  # a user's own OMP_WAIT_POLICY stands
+            env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         self.process = subprocess.Popen(
             [sys.executable, str(child), json.dumps(self.config.child_config())],
+            env=env,
             stdout=subprocess.PIPE,
             stderr=self.log,
             stdin=subprocess.DEVNULL,

@@ -31,6 +31,9 @@ def _params(config: dict) -> object:
     p.n_cache_reuse = config["n_cache_reuse"]
     p.cpuparams.n_threads = config["threads"]
     p.cpuparams_batch.n_threads = config["threads"]
+    poll = 50 if config["spin"] else 0  # llama.cpp's default busy-wait level, or none
+    p.cpuparams.poll = poll
+    p.cpuparams_batch.poll = poll
     p.n_threads_http = max(2, config["slots"] + 1)
     p.sampling.penalty_repeat = config["repeat_penalty"]
     p.use_jinja = True  # the chat template the GGUF carries
