@@ -99,6 +99,7 @@ def build_http(
     common: Mapping[str, Any],
     scope: str | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
+    constrained: bool = False,
 ) -> dspy.LM:
     """A model string (`provider/model`), optionally at `api_base`, scoped in the cache per server.
 
@@ -137,6 +138,8 @@ def build_http(
         except (ValueError, TypeError) as exc:
             raise invalid_spec(spec, str(exc).replace("\n", " ")) from exc
     lm.timeout_s = timeout
+    if is_llama_server(spec):  # llama.cpp's server takes a schema; sent only when decoding is constrained
+        lm.send_schema = constrained
     if api_base:
         # A server the user runs may score a given text (the likelihood tie-breaker and check): asked once,
         # on first use (`_http_scoring.ServerScorer.probe`). A hosted API without api_base is never probed.
@@ -151,6 +154,7 @@ class LocalOptions:
 
     on_status: StatusHook | None = None
     n_ctx: int = DEFAULT_N_CTX
+    constrained: bool = False
     repeat_penalty: float = DEFAULT_REPEAT_PENALTY
     parallel: int | None = None
 
@@ -197,4 +201,5 @@ def _local_lm(
         common=common,
         scope=f"local:{name}{decoding}",
         timeout=timeout,
+        constrained=local.constrained,
     )

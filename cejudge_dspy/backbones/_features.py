@@ -82,6 +82,12 @@ def _scoring(lm: Any) -> FeatureCheck:
 def _schema(lm: Any) -> FeatureCheck:
     if bool(getattr(lm, "supports_response_schema", False)):
         return FeatureCheck("schema", True, "DSPy sends a JSON schema with structured calls")
+    if bool(getattr(lm, "takes_response_schema", False)):  # llama.cpp's server, not asked to constrain
+        return FeatureCheck(
+            "schema",
+            True,
+            "the server takes a JSON schema as a grammar; the judges send it with --constrained",
+        )
     return FeatureCheck(
         "schema", False, "DSPy sends no schema for this model string; the prompt states the format"
     )

@@ -65,6 +65,9 @@ class ServerConfig:
     # thread takes a core from whatever else runs, and on a shared machine its decode steps then stall
     # behind descheduled threads (measured: docs/measurements/local-server.md).
     spin: bool = False
+    # Prompt-lookup drafts (llama.cpp's ngram-simple speculative decoding): tokens copied from the prompt
+    # are proposed and verified in one step; a judge's answers quote their inputs.
+    draft: bool = False
 
     def child_config(self) -> dict[str, object]:
         config = asdict(self)

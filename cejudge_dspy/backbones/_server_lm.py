@@ -146,6 +146,21 @@ class ServerLM(dspy.LM):
 
     timeout_s: float = DEFAULT_TIMEOUT_S
     _client_ready: bool = False  # its client library is loaded (_load_client)
+    # Whether DSPy's JSON adapter sends the server a JSON schema: None, as DSPy reads the model string; for
+    # llama.cpp's server (which takes one) only when asked (`constrained`): a schema becomes a grammar, and
+    # where the model strays from it llama.cpp filters the whole vocabulary at that token, which made the
+    # embedded CE-Judge several times slower (docs/measurements/local-server.md).
+    send_schema: bool | None = None
+
+    @property
+    def supports_response_schema(self) -> bool:
+        declared = bool(super().supports_response_schema)
+        return declared if self.send_schema is None else declared and self.send_schema
+
+    @property
+    def takes_response_schema(self) -> bool:
+        """Whether the server takes a JSON schema at all, sent or not (`backbones check`)."""
+        return bool(super().supports_response_schema)
 
     def _checked(self, call: Any, result: Any) -> Any:
         outputs = finalize(self, call, result)

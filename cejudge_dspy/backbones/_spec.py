@@ -59,6 +59,7 @@ def make_lm(
     on_status: StatusHook | None = None,
     num_retries: int = 3,
     n_ctx: int = DEFAULT_N_CTX,
+    constrained: bool = False,
     repeat_penalty: float = DEFAULT_REPEAT_PENALTY,
     parallel: int | None = None,
     require_logprobs: bool = False,
@@ -68,6 +69,8 @@ def make_lm(
     """Build the `dspy.LM` for a backbone spec. A local model (embedded, gguf:PATH) starts this process's
     llama.cpp server for it on first use (seconds: the model loads), kept until the process exits.
 
+    `constrained`: llama.cpp's server (local models, `llama-server/NAME`) gets the JSON adapter's schema,
+    decoded as a grammar (always parses, slower where the model strays from it); other backbones refuse it.
     `num_retries`: transient HTTP failures back off 1, 2, 4 s. `parallel`: a local server's slots, the calls
     it decodes together (None: `DEFAULT_SLOTS`); `n_ctx`: each slot's context; `repeat_penalty`: the local
     server's. HTTP backbones have none of these. `require_logprobs`: a backbone that
@@ -81,7 +84,7 @@ def make_lm(
     if not isinstance(spec, str) or not spec.strip():
         raise invalid_spec(spec, "it is empty")
     spec = spec.strip()
-    _check_options(spec, temperature, seed, max_tokens, repeat_penalty, parallel, adapter)
+    _check_options(spec, temperature, seed, max_tokens, repeat_penalty, parallel, adapter, constrained)
     try:
         timeout = check_timeout(timeout)
     except ValueError as exc:
@@ -93,13 +96,20 @@ def make_lm(
         return _required(build_simulated(spec, api_base=api_base, common=common), require_logprobs)
     if not is_local(spec):
         lm = build_http(
-            spec, api_base=api_base, api_key=api_key, num_retries=num_retries, common=common, timeout=timeout
+            spec,
+            api_base=api_base,
+            api_key=api_key,
+            num_retries=num_retries,
+            common=common,
+            timeout=timeout,
+            constrained=constrained,
         )
         return _required(lm, require_logprobs)
     _check_local(spec, api_base)
     local = LocalOptions(
         on_status=on_status,
         n_ctx=n_ctx,
+        constrained=constrained,
         repeat_penalty=repeat_penalty,
         parallel=parallel,
     )
@@ -130,13 +140,14 @@ def _check_options(
     repeat_penalty: Any,
     parallel: Any,
     adapter: Any,
+    constrained: Any = False,
 ) -> None:
     """Every check of a backbone's options before anything is built or loaded: one list for `make_lm` and
     for `check_backbone`'s embedded shortcut, so neither can miss one the other makes."""
     _check_sampling(temperature, seed, max_tokens)
     _check_repeat_penalty(spec, repeat_penalty)
     _check_parallel(spec, parallel)
-    _check_adapter(spec, adapter)
+    _check_adapter(spec, adapter, constrained)
 
 
 def _check_sampling(temperature: Any, seed: Any, max_tokens: Any) -> None:
@@ -169,9 +180,23 @@ def _check_parallel(spec: str, parallel: Any) -> None:
         raise BackboneError(f"--parallel applies to local GGUF models only, not to '{spec}'; drop it")
 
 
-def _check_adapter(spec: str, adapter: Any) -> None:
+def _check_adapter(spec: str, adapter: Any, constrained: Any = False) -> None:
     if adapter not in ADAPTERS:
         raise BackboneError(f"--adapter must be one of {', '.join(ADAPTERS)}, got {adapter!r}")
+    if not constrained:
+        return
+    if not _json_first(spec):
+        raise BackboneError(
+            f"--constrained applies to llama.cpp's server (local GGUF models, llama-server/NAME), not to "
+            f"'{spec}'; drop it"
+        )
+    # The grammar is the JSON adapter's schema: under the chat adapter no schema is sent, and --constrained
+    # would be accepted and do nothing.
+    if resolved_adapter(spec, adapter) == "chat":
+        raise BackboneError(
+            "--constrained decodes under the JSON adapter's schema, which --adapter chat does not send; "
+            "drop one of them"
+        )
 
 
 def _check_local(spec: str, api_base: str | None) -> None:
@@ -199,6 +224,7 @@ def check_backbone(spec: str, *, api_base: str | None = None, **options: Any) ->
             options.get("repeat_penalty", DEFAULT_REPEAT_PENALTY),
             options.get("parallel"),
             options.get("adapter", "auto"),
+            options.get("constrained", False),
         )
         _check_local("embedded", api_base)
         return

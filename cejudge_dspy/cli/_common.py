@@ -99,6 +99,12 @@ def add_backbone_args(p: argparse.ArgumentParser) -> None:
         help="stop with an error when the backbone gives no token probabilities, instead of falling "
         "back to the argmax answers (`cejudge backbones check` says what a server gives)",
     )
+    g.add_argument(
+        "--constrained",
+        action="store_true",
+        help="llama.cpp's server (local GGUF models, llama-server/NAME): send the JSON schema, decoded as a "
+        "grammar (always parses; slower where the model strays from it)",
+    )
     # No numbers here: the defaults are the local server's own (backbones), which import DSPy,
     # and the flags are built without it.
     g.add_argument(
@@ -149,6 +155,7 @@ def backbone_options(args: argparse.Namespace) -> dict[str, Any]:
         "adapter": flags.get("adapter") or "auto",
         "timeout": float(flags.get("timeout") or DEFAULT_TIMEOUT),
         **({"require_logprobs": True} if flags.get("require_logprobs") else {}),
+        **({"constrained": True} if flags.get("constrained") else {}),
         # Passed only when set: HTTP backbones refuse a sampler setting they do not have.
         **({"repeat_penalty": float(rp)} if rp is not None and float(rp) != DEFAULT_REPEAT_PENALTY else {}),
         # Passed only when given: HTTP backbones refuse a setting they do not have.

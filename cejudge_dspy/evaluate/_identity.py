@@ -61,6 +61,7 @@ def run_identity(
         "api_base": lm_options.get("api_base"),
         "temperature": backbone_setting(lm_options, "temperature"),
         "max_tokens": backbone_setting(lm_options, "max_tokens"),
+        "constrained": bool(lm_options.get("constrained")),
         # llama.cpp's sampler setting: only local GGUF models have one.
         "repeat_penalty": backbone_setting(lm_options, "repeat_penalty") if is_local(lm) else None,
         # The prompt format as asked (auto, chat, json); what it resolved to is in each record's features.

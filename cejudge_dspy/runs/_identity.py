@@ -30,6 +30,7 @@ IDENTITY_KEYS = (
     "api_base",
     "temperature",
     "max_tokens",
+    "constrained",
     "repeat_penalty",
     # The prompt format (--adapter): the chat and JSON adapters ask for different prompts and answers.
     "adapter",

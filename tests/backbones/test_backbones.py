@@ -125,7 +125,10 @@ def test_a_gguf_spec_is_served_and_reached_as_a_llama_server_with_a_fingerprinte
     assert started[-1] == ServerConfig(model=str(a), alias=name, slots=DEFAULT_SLOTS)
     # Reached as any llama.cpp server a user runs: its provider, its address, the same scorer.
     assert lm.model == f"llama-server/{name}-rp1.1" and lm.kwargs["api_base"] == "http://127.0.0.1:9/v1"
-    assert isinstance(lm.server_scorer, builders.ServerScorer) and lm.supports_response_schema
+    assert isinstance(lm.server_scorer, builders.ServerScorer)
+    # llama.cpp's server takes a schema; the JSON adapter sends it only when decoding is constrained.
+    assert lm.takes_response_schema and not lm.supports_response_schema
+    assert make_lm(f"gguf:{a}", constrained=True).supports_response_schema
     assert gguf_model_name(a) != gguf_model_name(b)  # same name and size, different bytes
     assert lm.kwargs["seed"] == 3 and lm.num_retries == 3
     # The cache is scoped by the file and decoding, not by the per-process port.
@@ -239,9 +242,9 @@ def test_make_lm_hands_each_kind_to_its_builder_with_every_option(monkeypatch: p
     assert calls.pop() == ("embedded", (local, common, 1, DEFAULT_TIMEOUT_S), {})
     assert make_lm("hosted_vllm/m", api_key="k", num_retries=1, cache=False) == "http"
     http = {"api_base": None, "api_key": "k", "num_retries": 1, "common": {**common, "cache": False}}
-    assert calls.pop() == ("http", ("hosted_vllm/m",), {**http, "timeout": 300.0})
+    assert calls.pop() == ("http", ("hosted_vllm/m",), {**http, "timeout": 300.0, "constrained": False})
     assert make_lm("hosted_vllm/m", api_key="k", num_retries=1, cache=False, timeout=7) == "http"
-    assert calls.pop() == ("http", ("hosted_vllm/m",), {**http, "timeout": 7.0})
+    assert calls.pop() == ("http", ("hosted_vllm/m",), {**http, "timeout": 7.0, "constrained": False})
     assert make_lm("simulated", seed=1) == "simulated"
     assert calls.pop() == ("simulated", ("simulated",), {"api_base": None, "common": {**common, "seed": 1}})
 
@@ -637,6 +640,8 @@ def test_use_backbone_makes_the_adapter_it_is_given_current() -> None:
     [
         ("simulated:0", {"adapter": "xml"}, "--adapter must be one of auto, chat, json, got 'xml'"),
         ("embedded", {"adapter": "JSON"}, "--adapter must be one of auto, chat, json, got 'JSON'"),
+        ("embedded", {"adapter": "chat", "constrained": True}, "--constrained decodes under the JSON"),
+        ("simulated:0", {"constrained": True}, "--constrained applies to llama.cpp's server"),
     ],
 )
 def test_an_adapter_that_cannot_apply_is_one_clear_error(

@@ -74,12 +74,14 @@ def test_the_packaged_model_is_served_on_loopback_and_answers(lm: dspy.LM) -> No
     assert len(running_servers()) == 1
 
 
-def test_the_json_adapter_sends_the_schema_and_parses_typed_outputs(lm: dspy.LM) -> None:
-    # llama-server/ is declared with schema support: the schema becomes llama.cpp's grammar.
-    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        out = dspy.Predict(Judge)(question="Capital of France?", answer_a="Berlin", answer_b="Paris")
-    _check_typed(out)
-    assert lm.history[-1]["kwargs"]["response_format"]  # a schema was sent: one constrained call
+def test_the_json_adapter_parses_typed_outputs_with_and_without_the_schema(lm: dspy.LM) -> None:
+    # By default the format is in the prompt only; constrained, the schema becomes llama.cpp's grammar.
+    constrained = make_lm("embedded", cache=False, constrained=True)
+    for backbone, schema in ((lm, False), (constrained, True)):
+        with dspy.context(lm=backbone, adapter=dspy.JSONAdapter()):
+            out = dspy.Predict(Judge)(question="Capital of France?", answer_a="Berlin", answer_b="Paris")
+        _check_typed(out)
+        assert bool(backbone.history[-1]["kwargs"].get("response_format")) is schema
 
 
 def test_the_likelihood_check_sees_word_salad_and_passes_a_faithful_translation(lm: dspy.LM) -> None:

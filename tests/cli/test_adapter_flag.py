@@ -130,3 +130,14 @@ def test_a_run_from_before_the_flag_resumes_as_auto(
     err = " ".join(capsys.readouterr().err.split())
     assert "adapter: 'auto' -> 'json'" in err and "--force-new" in err
     assert len(_records(out)) == 2
+
+
+def test_constrained_decoding_needs_the_json_adapter(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    argv = [*EVALUATE, "--lm", "embedded", "--constrained", "--adapter", "chat", "--out", str(out)]
+    assert main(argv) == 3  # a backbone error, before any model is assembled or loaded
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "--constrained decodes under the JSON adapter's schema" in err
+    assert not out.exists()
