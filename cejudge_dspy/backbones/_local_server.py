@@ -36,7 +36,10 @@ import httpx
 from cejudge_dspy.errors import BackboneError
 
 # The server's defaults for judging (measured: docs/measurements/local-server.md).
-DEFAULT_SLOTS = 4  # calls decoded together; past 4 the 2 measured cores were full
+# Calls decoded together. One: a call lands on the slot that holds the previous call's prompt, so an item's
+# stage calls share their prefix (measured on 2 cores: CE-Judge 1.75x and the direct judge 1.17x faster than
+# 4 slots at --concurrency 1, with half the prompt tokens evaluated); `--parallel N` for more.
+DEFAULT_SLOTS = 1
 DEFAULT_N_CTX = 8192  # tokens of context per slot (the longest judge prompts measured about 4k)
 DEFAULT_CACHE_RAM_MIB = 2048  # prompt states kept in host memory (~28 KB per token of the 1.5B model)
 # llama.cpp's repeat penalty over the last 64 tokens: mild, so that a small model's JSON does not loop

@@ -118,7 +118,7 @@ def add_backbone_args(p: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         help="local GGUF models: their llama.cpp server's slots, the calls it decodes together "
-        "(default 4; docs/measurements/local-server.md)",
+        "(default 1; docs/measurements/local-server.md)",
     )
 
 
