@@ -81,7 +81,9 @@ def test_the_json_adapter_parses_typed_outputs_with_and_without_the_schema(lm: d
         with dspy.context(lm=backbone, adapter=dspy.JSONAdapter()):
             out = dspy.Predict(Judge)(question="Capital of France?", answer_a="Berlin", answer_b="Paris")
         _check_typed(out)
-        assert bool(backbone.history[-1]["kwargs"].get("response_format")) is schema
+        # With a schema DSPy sends the output model itself; without, its JSON mode ({"type": "json_object"}).
+        sent = backbone.history[-1]["kwargs"].get("response_format")
+        assert (sent is not None and not isinstance(sent, dict)) is schema, sent
 
 
 def test_the_likelihood_check_sees_word_salad_and_passes_a_faithful_translation(lm: dspy.LM) -> None:
