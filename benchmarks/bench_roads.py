@@ -57,7 +57,7 @@ def run_cell(road: tuple[str, str, str | None], cmd: list[str]) -> int:
 
 def verdicts(out: Path) -> dict[str, tuple[str | None, str | None]]:
     """id -> (verdict, gold label) of a run's records (verdict None where not ok)."""
-    _, records = read_run(out)
+    records = read_run(out).records
     return {
         r.id: (r.result.verdict if r.status == "ok" and r.result else None, r.item.label) for r in records
     }
@@ -83,7 +83,7 @@ def cell_row(outs: Sequence[Path]) -> dict[str, Any]:
         test = mcnemar(
             [runs[0][i][0] == runs[0][i][1] for i in common], [runs[1][i][0] == runs[1][i][1] for i in common]
         )
-        row["mcnemar"] = {"b": test.b, "c": test.c, "p": test.p_value}
+        row["mcnemar"] = {"b": test.extra.get("b"), "c": test.extra.get("c"), "p": test.p_value}
         a, b = row["roads"][0]["per_minute"], row["roads"][1]["per_minute"]
         row["ratio"] = b / a if a and b else None
     return row
