@@ -25,7 +25,10 @@ word-salad floor of the translation likelihood check, is CE-Judge's (_likelihood
 
 Cost, as `Usage` records it: `calls` 2 (the two scoring passes, stage `likelihood`), `prompt_tokens` the
 tokens scored (both responses with their end of turn: the instruction's tokens are read as well, but the
-scorer does not report them), `completion_tokens` 0. It needs a backbone that can score a given text
+scorer does not report them), `completion_tokens` 0. A response's figures depend on its instruction alone,
+never on the response it is compared with, so the program scores each (instruction, response) once and
+every other pair it enters reuses them (`reused`, not `calls`): ranking N systems on a prompt costs N
+scoring passes, not N(N-1). It needs a backbone that can score a given text
 (`backbones.text_scorer`): a local GGUF model (`embedded`, `gguf:PATH`), or a server at `--api-base` whose
 probe shows it scores a forced answer faithfully (llama.cpp's). On any other the judge raises a
 BackboneError naming it (a run stops at its first item); `cejudge judge` and `evaluate` refuse the
@@ -46,6 +49,7 @@ from cejudge_dspy.data import normalize_language, require_text
 from cejudge_dspy.errors import BackboneError, TaskError
 from cejudge_dspy.judges._likelihood import Scorer, scorer_of
 from cejudge_dspy.judges._readings import check_decision, check_tie_band, preference_probabilities
+from cejudge_dspy.judges._shared import SharedWork
 from cejudge_dspy.judges._sync import run_sync
 from cejudge_dspy.judges.verdicts import DEFAULT_TIE_BAND, Decision, JudgeResult, decide, unparsed
 from cejudge_dspy.tasks import TaskSpec, load_task
@@ -137,6 +141,7 @@ class LikelihoodPairwiseJudge(dspy.Module):
             )
         self.decision = check_decision(decision)
         self.tie_band = check_tie_band(tie_band)
+        self.shared = SharedWork()  # each response scored once per instruction and backbone
 
     async def aforward(
         self, instruction: str, response_a: str, response_b: str, language: str = "en"
@@ -147,16 +152,29 @@ class LikelihoodPairwiseJudge(dspy.Module):
         score = current_scorer_or_refuse()
         messages = [{"role": "user", "content": instruction}]
         usage = Usage()
+        tokens = [0]  # scored by this item's own passes (a reused result's were counted where it was made)
+
+        async def scored_once(text: str) -> list[float]:
+            async def compute() -> list[float]:
+                figures = await _score(score, messages, text)
+                tokens[0] += len(figures)
+                return figures
+
+            return await self.shared.get(STAGE, self, {"instruction": instruction, "response": text}, compute)
+
         with collecting(usage, expected_calls=2):
-            # Both in flight at once: the batched engine then reads the two texts in the same decode calls.
+            # Both in flight at once: a server with several slots reads the two texts side by side.
             scored = await record_call(
                 STAGE,
-                asyncio.gather(*(_score(score, messages, text) for text in (a, b)), return_exceptions=True),
+                asyncio.gather(*(scored_once(text) for text in (a, b)), return_exceptions=True),
                 label="likelihood of each response",
             )
-        usage.calls += 2  # record_call counts DSPy's LM calls; a scoring pass is none of them
-        usage.by_stage[STAGE] = 2
-        usage.prompt_tokens += sum(len(s) for s in scored if isinstance(s, list))
+        # record_call counts DSPy's LM calls; a scoring pass is none of them, and a reused one is no call.
+        fresh = 2 - usage.reused
+        usage.calls += fresh
+        if fresh:
+            usage.by_stage[STAGE] = fresh
+        usage.prompt_tokens += tokens[0]
         failure = _failure(scored)
         if failure is not None:
             return unparsed("pairwise", STAGE, failure, method=METHOD, usage=usage).to_prediction()

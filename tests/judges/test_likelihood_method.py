@@ -253,13 +253,16 @@ def test_evaluate_writes_likelihood_records_on_a_scoring_backbone_and_resumes(
         "prime-7-11": "A",
     }
     assert by_id["prime-11-9"]["result"]["probabilities"]["p_a"] == pytest.approx(1 / (1 + math.exp(-0.6)))
-    assert by_id["prime-9-7"]["result"]["usage"]["calls"] == 2
+    # Three responses to one instruction: each scored once, every other pair it enters reuses its figures.
+    usages = [r["result"]["usage"] for r in records]
+    assert all(u["calls"] + u["reused"] == 2 for u in usages), usages
+    assert sum(u["calls"] for u in usages) == 3 and sum(u["reused"] for u in usages) == 3
     run = json.loads((out / "run.json").read_text())
     assert run["method"] == "likelihood" and run["orders"] is None and run["program"] == "base"
     summary = json.loads((out / "summary.json").read_text())
     assert summary["overall"]["name"] == "accuracy" and summary["overall"]["value"] == pytest.approx(2 / 3)
     scored = len(engine.scored)
-    assert scored == 6
+    assert scored == 3
     capsys.readouterr()
     # A rerun of the same command judges nothing again and leaves the records as they were.
     assert main(argv) == 0
@@ -282,3 +285,28 @@ def test_cejudge_judge_shows_the_likelihoods_and_no_presentation_order(
     shown = " ".join(capsys.readouterr().out.translate(str.maketrans("", "", "│╭╮╰╯─")).split())
     assert 'Verdict: B ("7") is better' in shown and "no presentation order was involved" in shown
     assert "-1.00 - -0.15" in shown and "--orders both" not in shown
+
+
+def test_each_response_is_scored_once_per_instruction_and_backbone() -> None:
+    """A response's figures do not depend on the response it meets: one program scores each (instruction,
+    response) once, and the pairs it enters later record it as reused, with no call and no tokens."""
+    lm, engine = scoring_lm()
+    program = build_program("chat", "likelihood")
+    with dspy.context(lm=lm):
+        first = program(instruction=INSTRUCTION, response_a="9", response_b="7").result
+        second = program(instruction=INSTRUCTION, response_a="7", response_b="11").result
+        other = program(instruction="Name an odd number.", response_a="7", response_b="9").result
+    # Both texts of a pair are scored side by side, in either order.
+    assert sorted(answer for _, answer in engine.scored) == ["11", "7", "7", "9", "9"]
+    assert (first.usage.calls, first.usage.reused, first.usage.prompt_tokens) == (2, 0, 5)
+    assert (second.usage.calls, second.usage.reused, second.usage.prompt_tokens) == (1, 1, 3)
+    assert second.usage.by_stage == {"likelihood": 1}
+    assert (other.usage.calls, other.usage.reused) == (2, 0)  # another instruction: scored afresh
+    # Reuse changes no figure: the second pair's p(A) is what a fresh program gives it.
+    fresh = judge(scoring_lm()[0], "7", "11")
+    assert second.probabilities.p_a == fresh.probabilities.p_a and second.verdict == fresh.verdict == "A"
+    # Another backbone is another key: nothing is reused across LMs.
+    lm2, engine2 = scoring_lm()
+    with dspy.context(lm=lm2):
+        again = program(instruction=INSTRUCTION, response_a="9", response_b="7").result
+    assert (again.usage.calls, again.usage.reused) == (2, 0) and len(engine2.scored) == 2
