@@ -35,6 +35,8 @@ from dspy.clients.legacy_outputs import value
 from dspy.utils.callback import with_callbacks
 from dspy.utils.exceptions import LMServerError, LMTimeoutError
 
+from cejudge_dspy.backbones._capabilities import carry
+
 # One judgment call of a small model on a loaded CPU server can take minutes
 # (docs/measurements/server-road.md): the default lets such a server work, while one that never answers
 # costs 5 minutes, not 600 s per attempt times four.
@@ -162,6 +164,12 @@ class ServerLM(dspy.LM):
     def takes_response_schema(self) -> bool:
         """Whether the server takes a JSON schema at all, sent or not (`backbones check`)."""
         return bool(super().supports_response_schema)
+
+    def copy(self, **kwargs: Any) -> ServerLM:
+        """`dspy.LM.copy`, with what `make_lm` declared of this LM (`backbones.capabilities`) carried over."""
+        copied = super().copy(**kwargs)
+        carry(self, copied)
+        return copied
 
     def _checked(self, call: Any, result: Any) -> Any:
         outputs = finalize(self, call, result)

@@ -11,6 +11,8 @@ grades alone decided, without guessing from the server's name:
   never asked (no item needed a text scored, so the run sent no probe);
 * `schema`: DSPy sends it a JSON schema for structured output (`lm.supports_response_schema`).
 
+Each is read off the backbone's `backbones.capabilities(lm)`.
+
 Beside them a record keeps `adapter`, the prompt format the calls were asked in (`chat` or `json`,
 `backbones.adapter_name`): what `--adapter` resolved to, which `auto` in run.json does not say. It is not a
 feature the backbone gives, so `missing_features` and `combined_features` read FEATURES only.
@@ -20,8 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cejudge_dspy.backbones import adapter_name, can_score
-from cejudge_dspy.judges import _readings
+from cejudge_dspy.backbones import adapter_name, capabilities
 
 FEATURES = ("logprobs", "scoring", "schema")
 
@@ -32,13 +33,8 @@ def backbone_features(lm: Any, adapter: Any = None) -> dict[str, bool | str | No
     asked = {"adapter": adapter_name(adapter)}
     if lm is None:
         return dict.fromkeys(FEATURES, False) | asked
-    with _readings._lock:
-        gave = lm in _readings._gave
-    return {
-        "logprobs": gave,
-        "scoring": can_score(lm),
-        "schema": bool(getattr(lm, "supports_response_schema", False)),
-    } | asked
+    known = capabilities(lm)
+    return {"logprobs": known.logprobs, "scoring": known.scoring, "schema": known.schema} | asked
 
 
 def missing_features(features: dict[str, Any]) -> list[str]:
