@@ -1,6 +1,6 @@
 """Ask a backbone what it gives the judges, before a run: `cejudge backbones check`.
 
-Three features decide how a judgment is made (`judges._features` records what a run actually had):
+Three features decide how a judgment is made (the judges record what a run actually had):
 
 * `logprobs`: one short chat call asking for `logprobs` with `top_logprobs`; the judges read their verdict
   and grade probabilities from them, and without them fall back to the argmax answer;

@@ -122,7 +122,7 @@ def end_of_turn_logprob(alternatives: Sequence[Mapping[str, Any]]) -> float:
 class ServerScorer:
     """Scores answers through the chat-completions endpoint at `api_base` (see the module docstring).
 
-    Callable as a `judges._likelihood.Scorer`: `(messages, answer) -> log probabilities` of the answer's
+    Callable as the judges' `Scorer`: `(messages, answer) -> log probabilities` of the answer's
     tokens and the end of its turn, as the in-process scorer gives them; raises ValueError when the server
     cannot score this answer (too long for its context, an error reply)."""
 

@@ -6,7 +6,7 @@ DSPy hands the adapters an answer's text and drops how it ended: an answer cut a
 `ServerLM` makes the call as `dspy.LM` does (`prepare`, `execute`, `finalize` of `dspy.clients.execution`,
 the same three steps `BaseLM.__call__` and `acall` take) and reads the finish reason of the responses in
 between: a cut answer raises `AnswerCutShort` where whole answers are required (`whole_answers()`, around
-every call of the judges' stages, `judges._stages`), which the stages turn into an unparsed outcome with
+every call of the judges' stages, `judges._machinery`), which the stages turn into an unparsed outcome with
 that reason; elsewhere (a reflection model's proposal) a cut answer is returned as DSPy returns it. A
 cached answer keeps its finish reason, so it is caught again. An answer with no choices at all raises
 `EmptyAnswer`, a server error (an error record, or one line), where DSPy returned an empty list that the

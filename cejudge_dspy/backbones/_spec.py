@@ -38,7 +38,7 @@ from cejudge_dspy.errors import BackboneError
 MAX_PARALLEL = 12  # a local server's slots: past 4 the measured 2 cores were full; 12 leaves room for more
 # The prompt format the judges ask a backbone in (`--adapter`): DSPy's ChatAdapter (`[[ ## field ## ]]`
 # markers, with its JSON fallback) or JSONAdapter (one JSON object); `auto` is the backbone's own
-# (`resolved_adapter`). judges/_choices.py spells the choices again: flags and panel files are read
+# (`resolved_adapter`). judges/_option_choices.py spells the choices again: flags and panel files are read
 # without DSPy.
 AdapterChoice = Literal["auto", "chat", "json"]
 ADAPTERS: tuple[AdapterChoice, ...] = ("auto", "chat", "json")

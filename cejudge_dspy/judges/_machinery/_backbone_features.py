@@ -5,8 +5,8 @@ probabilities from one that fell back to the argmax answer, and a likelihood tie
 grades alone decided, without guessing from the server's name:
 
 * `logprobs`: the backbone answered a judgment call with token log probabilities and their alternatives
-  (`_readings.tokens_of`); False until it has, and for one that refused the option or gave none;
-* `scoring`: it scores a given text as its own answer (`_likelihood.scorer_of`: a local engine, or a server
+  (`_probability_readings.tokens_of`); False until it has, and for one that refused the option or gave none;
+* `scoring`: it scores a given text as its own answer (`_text_scoring.scorer_of`: a local engine, or a server
   that forces an answer with a grammar), which the likelihood tie-breaker and check need; None for a server
   never asked (no item needed a text scored, so the run sent no probe);
 * `schema`: DSPy sends it a JSON schema for structured output (`lm.supports_response_schema`).

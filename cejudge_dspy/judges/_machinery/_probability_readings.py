@@ -19,7 +19,7 @@ import dspy
 
 from cejudge_dspy.backbones import capabilities, learn_logprobs
 from cejudge_dspy.errors import BackboneError, InputError
-from cejudge_dspy.judges._once import FirstTime
+from cejudge_dspy.judges._machinery._said_once import FirstTime
 from cejudge_dspy.judges.verdicts import (
     DECISIONS,
     DEFAULT_TIE_BAND,
