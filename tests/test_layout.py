@@ -35,9 +35,14 @@ def _is_private(part: str) -> bool:
 
 
 def _package(module: str) -> str:
-    """The package that owns a module: itself for a package, the folder for a module in it."""
-    path = ROOT.joinpath(*module.split("."))
-    return module if path.is_dir() else module.rpartition(".")[0]
+    """The package that owns a module: itself for a package, the folder for a module in it, and for what
+    lies in a private folder (a package's private modules grouped, as `judges._machinery`) the package
+    above it: its face is the one it serves."""
+    parts = module.split(".")
+    private = next((i for i, part in enumerate(parts) if _is_private(part)), None)
+    if private is not None:
+        return ".".join(parts[:private])
+    return module if ROOT.joinpath(*parts).is_dir() else module.rpartition(".")[0]
 
 
 def _inside(importer: str, package: str) -> bool:
@@ -50,10 +55,10 @@ def _private_reach(importer: str, target: str, names: list[str]) -> list[str]:
     is not inside of: a private module on the path, or a private name of the target's package."""
     found = []
     parts = target.split(".")
-    for i, part in enumerate(parts):
-        if _is_private(part) and not _inside(importer, ".".join(parts[:i])):
-            found.append(f"{importer} imports the private module {target}")
-            break
+    # What lies under the first private part is private to the package above it, however deep.
+    first = next((i for i, part in enumerate(parts) if _is_private(part)), None)
+    if first is not None and not _inside(importer, ".".join(parts[:first])):
+        found.append(f"{importer} imports the private module {target}")
     for name in names:
         if _is_private(name) and not _inside(importer, _package(target)):
             found.append(f"{importer} imports {target}.{name}")
@@ -81,12 +86,14 @@ def test_the_private_name_check_can_fail() -> None:
     assert _package("cejudge_dspy.judges.checkeval._judge") == "cejudge_dspy.judges.checkeval"
     assert _package("cejudge_dspy.judges") == "cejudge_dspy.judges"
     assert _package("cejudge_dspy.errors") == "cejudge_dspy"
+    assert _package("cejudge_dspy.judges._machinery._stage") == "cejudge_dspy.judges"
+    assert _package("cejudge_dspy.judges._machinery") == "cejudge_dspy.judges"
     # Inside a package (and its subpackages) its private modules are open; from outside, only its face.
-    assert (
-        _private_reach("cejudge_dspy.judges.cejudge._pairwise", "cejudge_dspy.judges._stages", ["Stage"])
-        == []
-    )
-    assert _private_reach("cejudge_dspy.cli._app", "cejudge_dspy.judges._stages", ["Stage"]) != []
+    stage = "cejudge_dspy.judges._machinery._stage"  # a private folder of judges: open to all of judges
+    assert _private_reach("cejudge_dspy.judges.cejudge._pairwise", stage, ["Stage"]) == []
+    assert _private_reach("cejudge_dspy.judges.direct._judge", stage, ["Stage"]) == []
+    assert _private_reach("cejudge_dspy.cli._app", stage, ["Stage"]) != []
+    assert _private_reach("cejudge_dspy.evaluate._runner", stage, ["Stage"]) != []
     assert _private_reach("cejudge_dspy.cli._app", "cejudge_dspy.usage", ["_calls"]) != []
     assert _private_reach("cejudge_dspy.usage._accounting", "cejudge_dspy.usage._calls", ["_watch"]) == []
 

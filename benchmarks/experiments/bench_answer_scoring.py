@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from cejudge_dspy.backbones import make_lm
-from cejudge_dspy.judges._likelihood import check_likelihood
+from cejudge_dspy.judges.cejudge._likelihood_check import check_likelihood
 
 DATA = Path(__file__).resolve().parents[1] / "obvious" / "pointwise.jsonl"
 ENGINES = {"serial (second instance)": {"parallel": 1}, "batched (scheduler job)": {}}

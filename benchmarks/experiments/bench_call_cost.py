@@ -54,8 +54,8 @@ def _cpu() -> float:
 def _patch(variant: str) -> Any:
     """Apply `variant` to this process; returns a context manager to run the judging in."""
     from cejudge_dspy.evaluate import _runner as runner
-    from cejudge_dspy.judges import _formatting as formatting
-    from cejudge_dspy.judges import _runtime as runtime
+    from cejudge_dspy.judges._machinery import _judging_run as runtime
+    from cejudge_dspy.judges._machinery import _memo_adapters as formatting
 
     if variant == "gc-default":
         runtime.run_gc = nullcontext  # type: ignore[assignment]

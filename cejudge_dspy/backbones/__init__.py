@@ -3,9 +3,10 @@ included, served by llama.cpp's own server; or the latency-simulating fake), mad
 Programs never hold an LM."""
 
 from cejudge_dspy.backbones._builders import EXAMPLES, cache_scope, gguf_model_name
+from cejudge_dspy.backbones._capabilities import Capabilities, capabilities, learn_logprobs, text_scorer
 from cejudge_dspy.backbones._errors import backbone_failure, error_line, explain_backbone_error
 from cejudge_dspy.backbones._features import FeatureCheck, check_features
-from cejudge_dspy.backbones._http_scoring import ServerScorer, can_score, text_scorer
+from cejudge_dspy.backbones._http_scoring import ServerScorer
 from cejudge_dspy.backbones._local_server import (
     DEFAULT_REPEAT_PENALTY,
     DEFAULT_SLOTS,
@@ -45,6 +46,7 @@ __all__ = [
     "EXAMPLES",
     "TIMEOUT_RANGE",
     "AnswerCutShort",
+    "Capabilities",
     "CallTimedOut",
     "EmptyAnswer",
     "FeatureCheck",
@@ -54,7 +56,7 @@ __all__ = [
     "adapter_name",
     "backbone_failure",
     "cache_scope",
-    "can_score",
+    "capabilities",
     "check_backbone",
     "check_features",
     "checked_logprob",
@@ -62,6 +64,7 @@ __all__ = [
     "explain_backbone_error",
     "gguf_model_name",
     "is_local",
+    "learn_logprobs",
     "logprob_problem",
     "logprobs_problem",
     "make_lm",

@@ -11,8 +11,9 @@ request is sent (`dspy.clients.execution._canonical` drops it; the LiteLLM path 
 backbone with an `api_base` therefore gets a `rollout_id` derived from the normalised address. Local
 models are scoped by their file's fingerprint and decoding settings instead of their (per-process) address.
 
-An HTTP backbone with an `api_base` also carries a `server_scorer` (`_http_scoring.ServerScorer`): the way
-to score a given text through that server, if its one probe finds the server can (llama.cpp's can).
+An HTTP backbone with an `api_base` may also score a given text through that server, if its one probe finds
+the server can (llama.cpp's can): `make_lm` declares its `ServerScorer` among its capabilities
+(`_capabilities.declare`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from typing import Any
 
 import dspy
 
-from cejudge_dspy.backbones._http_scoring import ServerScorer
 from cejudge_dspy.backbones._local_server import (
     DEFAULT_N_CTX,
     DEFAULT_REPEAT_PENALTY,
@@ -140,11 +140,6 @@ def build_http(
     lm.timeout_s = timeout
     if is_llama_server(spec):  # llama.cpp's server takes a schema; sent only when decoding is constrained
         lm.send_schema = constrained
-    if api_base:
-        # A server the user runs may score a given text (the likelihood tie-breaker and check): asked once,
-        # on first use (`_http_scoring.ServerScorer.probe`). A hosted API without api_base is never probed.
-        key = str(kwargs.get("api_key") or "")
-        lm.server_scorer = ServerScorer(api_base, spec.split("/", 1)[1], key, timeout)
     return lm
 
 

@@ -1,10 +1,10 @@
 """Ask a backbone what it gives the judges, before a run: `cejudge backbones check`.
 
-Three features decide how a judgment is made (`judges._features` records what a run actually had):
+Three features decide how a judgment is made (the judges record what a run actually had):
 
 * `logprobs`: one short chat call asking for `logprobs` with `top_logprobs`; the judges read their verdict
   and grade probabilities from them, and without them fall back to the argmax answer;
-* `scoring`: whether the backbone scores a given text as its own answer (`_http_scoring.text_scorer`: a server
+* `scoring`: whether the backbone scores a given text as its own answer (`_capabilities.text_scorer`: a server
   that forces an answer with a grammar, as llama.cpp's does); the likelihood tie-breaker and the
   translation likelihood check need it, and without it leave close pairs to the grades alone;
 * `schema`: whether DSPy sends the backbone a JSON schema for structured output
@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from cejudge_dspy.backbones._http_scoring import text_scorer
+from cejudge_dspy.backbones._capabilities import capabilities, text_scorer
+from cejudge_dspy.backbones._http_scoring import ServerScorer
 from cejudge_dspy.backbones._logprobs import logprobs_problem
 from cejudge_dspy.backbones._server_lm import AnswerCutShort
 
@@ -67,9 +68,9 @@ def _logprobs(lm: Any) -> FeatureCheck:
 
 
 def _scoring(lm: Any) -> FeatureCheck:
-    if callable(getattr(getattr(lm, "engine", None), "answer_logprobs", None)):
+    server = capabilities(lm).scorer
+    if server is not None and not isinstance(server, ServerScorer):
         return FeatureCheck("scoring", True, "the engine scores a given text itself")
-    server = getattr(lm, "server_scorer", None)
     if server is None:
         return FeatureCheck("scoring", False, "not asked: only a server at --api-base is probed")
     if text_scorer(lm) is None:
@@ -80,7 +81,7 @@ def _scoring(lm: Any) -> FeatureCheck:
 
 
 def _schema(lm: Any) -> FeatureCheck:
-    if bool(getattr(lm, "supports_response_schema", False)):
+    if capabilities(lm).schema:
         return FeatureCheck("schema", True, "DSPy sends a JSON schema with structured calls")
     if bool(getattr(lm, "takes_response_schema", False)):  # llama.cpp's server, not asked to constrain
         return FeatureCheck(

@@ -34,7 +34,7 @@ probabilities after the grammar gives about 0 for every forced token: `probe` as
 text and says which it is, so such a backbone is treated as one that cannot score a given text. Before
 that it looks for llama.cpp's tokenizer route (`/extras/tokenize`, `/tokenize`): a server without one is
 not sent a generation it would only answer wrongly. Only a backbone built with an `api_base` is probed,
-and only when a judge first needs a text scored (`backbones.can_score` never asks).
+and only when a judge first needs a text scored (`backbones.capabilities` never asks).
 """
 
 from __future__ import annotations
@@ -68,30 +68,6 @@ _TIE = 1e-9
 class Unreachable(BackboneError):
     """The server did not answer at all (refused, timed out, died): says nothing about what it can do,
     and stops a run like any backbone that cannot be reached (not a text it could not score)."""
-
-
-def text_scorer(lm: Any) -> Any:
-    """How `lm` scores a given answer (`(messages, answer) -> log probabilities`), or None where it cannot:
-    its server's `ServerScorer` once the probe passed (local models are served the same way), or a custom
-    DSPy engine's own `answer_logprobs` (the test fakes have one)."""
-    score = getattr(getattr(lm, "engine", None), "answer_logprobs", None)
-    if callable(score):
-        return score
-    server = getattr(lm, "server_scorer", None)
-    if isinstance(server, ServerScorer) and server.probe() is None:
-        return server
-    return None
-
-
-def can_score(lm: Any) -> bool | None:
-    """Whether `lm` scores a given text, without asking a server: None for a server not yet probed (the
-    judges probe it the first time they need a text scored)."""
-    if callable(getattr(getattr(lm, "engine", None), "answer_logprobs", None)):
-        return True
-    server = getattr(lm, "server_scorer", None)
-    if not isinstance(server, ServerScorer):
-        return False
-    return server.known()
 
 
 def gbnf_literal(text: str) -> str:
@@ -146,7 +122,7 @@ def end_of_turn_logprob(alternatives: Sequence[Mapping[str, Any]]) -> float:
 class ServerScorer:
     """Scores answers through the chat-completions endpoint at `api_base` (see the module docstring).
 
-    Callable as a `judges._likelihood.Scorer`: `(messages, answer) -> log probabilities` of the answer's
+    Callable as the judges' `Scorer`: `(messages, answer) -> log probabilities` of the answer's
     tokens and the end of its turn, as the in-process scorer gives them; raises ValueError when the server
     cannot score this answer (too long for its context, an error reply)."""
 

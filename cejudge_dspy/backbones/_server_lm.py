@@ -6,7 +6,7 @@ DSPy hands the adapters an answer's text and drops how it ended: an answer cut a
 `ServerLM` makes the call as `dspy.LM` does (`prepare`, `execute`, `finalize` of `dspy.clients.execution`,
 the same three steps `BaseLM.__call__` and `acall` take) and reads the finish reason of the responses in
 between: a cut answer raises `AnswerCutShort` where whole answers are required (`whole_answers()`, around
-every call of the judges' stages, `judges._stages`), which the stages turn into an unparsed outcome with
+every call of the judges' stages, `judges._machinery`), which the stages turn into an unparsed outcome with
 that reason; elsewhere (a reflection model's proposal) a cut answer is returned as DSPy returns it. A
 cached answer keeps its finish reason, so it is caught again. An answer with no choices at all raises
 `EmptyAnswer`, a server error (an error record, or one line), where DSPy returned an empty list that the
@@ -34,6 +34,8 @@ from dspy.clients.execution import aexecute, execute, finalize, prepare
 from dspy.clients.legacy_outputs import value
 from dspy.utils.callback import with_callbacks
 from dspy.utils.exceptions import LMServerError, LMTimeoutError
+
+from cejudge_dspy.backbones._capabilities import carry
 
 # One judgment call of a small model on a loaded CPU server can take minutes
 # (docs/measurements/server-road.md): the default lets such a server work, while one that never answers
@@ -162,6 +164,12 @@ class ServerLM(dspy.LM):
     def takes_response_schema(self) -> bool:
         """Whether the server takes a JSON schema at all, sent or not (`backbones check`)."""
         return bool(super().supports_response_schema)
+
+    def copy(self, **kwargs: Any) -> ServerLM:
+        """`dspy.LM.copy`, with what `make_lm` declared of this LM (`backbones.capabilities`) carried over."""
+        copied = super().copy(**kwargs)
+        carry(self, copied)
+        return copied
 
     def _checked(self, call: Any, result: Any) -> Any:
         outputs = finalize(self, call, result)

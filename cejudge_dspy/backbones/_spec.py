@@ -28,6 +28,7 @@ from cejudge_dspy.backbones._builders import (
     build_simulated,
     invalid_spec,
 )
+from cejudge_dspy.backbones._capabilities import declare
 from cejudge_dspy.backbones._local_server import DEFAULT_N_CTX, DEFAULT_REPEAT_PENALTY, xllamacpp_missing
 from cejudge_dspy.backbones._model_file import StatusHook
 from cejudge_dspy.backbones._provider import is_llama_server
@@ -37,7 +38,7 @@ from cejudge_dspy.errors import BackboneError
 MAX_PARALLEL = 12  # a local server's slots: past 4 the measured 2 cores were full; 12 leaves room for more
 # The prompt format the judges ask a backbone in (`--adapter`): DSPy's ChatAdapter (`[[ ## field ## ]]`
 # markers, with its JSON fallback) or JSONAdapter (one JSON object); `auto` is the backbone's own
-# (`resolved_adapter`). judges/_choices.py spells the choices again: flags and panel files are read
+# (`resolved_adapter`). judges/_option_choices.py spells the choices again: flags and panel files are read
 # without DSPy.
 AdapterChoice = Literal["auto", "chat", "json"]
 ADAPTERS: tuple[AdapterChoice, ...] = ("auto", "chat", "json")
@@ -75,7 +76,7 @@ def make_lm(
     it decodes together (None: `DEFAULT_SLOTS`); `n_ctx`: each slot's context; `repeat_penalty`: the local
     server's. HTTP backbones have none of these. `require_logprobs`: a backbone that
     gives no token probabilities is an error (a BackboneError from the first judgment call that finds
-    none) instead of the argmax fallback; the judges read it as the LM's `require_logprobs` attribute.
+    none) instead of the argmax fallback; the judges read it in `capabilities(lm)`.
     `adapter`: auto, chat or json, the prompt format `use_backbone` makes current with the LM
     (`preferred_adapter`); a `dspy.LM` holds no adapter, so here it is only checked, which lets one dict
     of backbone options serve `make_lm`, `check_backbone` and `use_backbone` alike.
@@ -121,10 +122,8 @@ def make_lm(
 
 
 def _required(lm: dspy.LM, require_logprobs: bool) -> dspy.LM:
-    """`lm`, marked for the judges when a missing feature must be an error rather than a fallback."""
-    if require_logprobs:
-        lm.require_logprobs = True
-    return lm
+    """`lm` with its capabilities declared (`_capabilities.declare`): every `make_lm` road ends here."""
+    return declare(lm, require_logprobs=require_logprobs)
 
 
 def is_local(spec: Any) -> bool:

@@ -1,38 +1,65 @@
 """The names of the judges face, one list: lazy_loader.attach_stub imports each on first use
 (__init__.py), and type checkers and the API docs read them here."""
 
-from ._choices import (
-    ADAPTER_CHOICES as ADAPTER_CHOICES,
-)
-from ._direct import (
-    DirectPairwiseJudge as DirectPairwiseJudge,
-)
-from ._direct import (
-    DirectPointwiseJudge as DirectPointwiseJudge,
-)
-from ._features import (
+from ._machinery._backbone_features import (
     FEATURES as FEATURES,
 )
-from ._features import (
+from ._machinery._backbone_features import (
     backbone_features as backbone_features,
 )
-from ._features import (
+from ._machinery._backbone_features import (
     combined_features as combined_features,
 )
-from ._features import (
+from ._machinery._backbone_features import (
     missing_features as missing_features,
 )
-from ._fingerprint import (
-    prompt_fingerprint as prompt_fingerprint,
+from ._machinery._judging_run import (
+    judging_run as judging_run,
 )
-from ._formatting import (
+from ._machinery._judging_run import (
+    keep_history as keep_history,
+)
+from ._machinery._judging_run import (
+    quiet_history as quiet_history,
+)
+from ._machinery._memo_adapters import (
     memo_adapter as memo_adapter,
 )
-from ._geval import (
-    GEvalJudge as GEvalJudge,
+from ._machinery._prompt_fingerprint import (
+    prompt_fingerprint as prompt_fingerprint,
 )
-from ._likelihood_judge import (
-    LikelihoodPairwiseJudge as LikelihoodPairwiseJudge,
+from ._machinery._saved_programs import (
+    auto_choice as auto_choice,
+)
+from ._machinery._saved_programs import (
+    check_save_path as check_save_path,
+)
+from ._machinery._saved_programs import (
+    default_path as default_path,
+)
+from ._machinery._saved_programs import (
+    manifest_path as manifest_path,
+)
+from ._machinery._saved_programs import (
+    program_identity as program_identity,
+)
+from ._machinery._saved_programs import (
+    read_manifest as read_manifest,
+)
+from ._machinery._saved_programs import (
+    save_program as save_program,
+)
+from ._machinery._stage import (
+    Stage as Stage,
+)
+from ._machinery._stage import (
+    StageFailure as StageFailure,
+)
+from ._machinery._sync_bridge import (
+    run_sync as run_sync,
+)
+from ._option_choices import (
+    ADAPTER_CHOICES as ADAPTER_CHOICES,
 )
 from ._options import (
     JudgeOptions as JudgeOptions,
@@ -67,42 +94,15 @@ from ._registry import (
 from ._registry import (
     run_program_identity as run_program_identity,
 )
-from ._runtime import (
-    judging_run as judging_run,
+from .direct import (
+    DirectPairwiseJudge as DirectPairwiseJudge,
 )
-from ._runtime import (
-    keep_history as keep_history,
+from .direct import (
+    DirectPointwiseJudge as DirectPointwiseJudge,
 )
-from ._runtime import (
-    quiet_history as quiet_history,
+from .geval import (
+    GEvalJudge as GEvalJudge,
 )
-from ._saved import (
-    auto_choice as auto_choice,
-)
-from ._saved import (
-    check_save_path as check_save_path,
-)
-from ._saved import (
-    default_path as default_path,
-)
-from ._saved import (
-    manifest_path as manifest_path,
-)
-from ._saved import (
-    program_identity as program_identity,
-)
-from ._saved import (
-    read_manifest as read_manifest,
-)
-from ._saved import (
-    save_program as save_program,
-)
-from ._stages import (
-    Stage as Stage,
-)
-from ._stages import (
-    StageFailure as StageFailure,
-)
-from ._sync import (
-    run_sync as run_sync,
+from .likelihood import (
+    LikelihoodPairwiseJudge as LikelihoodPairwiseJudge,
 )

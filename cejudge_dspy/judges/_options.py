@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
 from cejudge_dspy.errors import InputError
-from cejudge_dspy.judges._choices import (
+from cejudge_dspy.judges._option_choices import (
     DEFAULT_GRADE_MARGIN,
     DEFAULT_TIE_BAND,
     DEFAULT_TIE_BREAKER,

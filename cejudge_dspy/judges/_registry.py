@@ -20,13 +20,13 @@ import dspy
 
 from cejudge_dspy.backbones import is_local
 from cejudge_dspy.errors import InputError, TaskError, check_names
-from cejudge_dspy.judges._direct import direct_program
-from cejudge_dspy.judges._geval import geval_program
-from cejudge_dspy.judges._likelihood_judge import SCORING_BACKBONES, likelihood_program
+from cejudge_dspy.judges._machinery._saved_programs import default_path, load_into, program_identity, resolve
 from cejudge_dspy.judges._options import JudgeOptions
-from cejudge_dspy.judges._saved import default_path, load_into, program_identity, resolve
 from cejudge_dspy.judges.cejudge import cejudge_program
 from cejudge_dspy.judges.checkeval import checkeval_program
+from cejudge_dspy.judges.direct import direct_program
+from cejudge_dspy.judges.geval import geval_program
+from cejudge_dspy.judges.likelihood import SCORING_BACKBONES, likelihood_program
 from cejudge_dspy.tasks import TaskSpec, load_task
 
 Factory = Callable[..., dspy.Module]

@@ -93,7 +93,8 @@ class TaskSpec:
     # gets the scale's lowest level without an LLM call (see judges/cejudge/_language_check.py).
     check_response_language: bool = False
     # Pointwise translation: a response the backbone itself finds implausible as a translation of the
-    # instruction (word salad) gets the lowest level without an LLM judgment (judges/_likelihood.py).
+    # instruction (word salad) gets the lowest level without an LLM judgment
+    # (judges/cejudge/_likelihood_check.py).
     check_translation_likelihood: bool = False
     # The levels the declaration describes; `scale` also holds the levels between them (see `_scale`).
     described_levels: tuple[int, ...] = ()

@@ -23,8 +23,10 @@ from dspy.clients.cache import Cache
 from cejudge_dspy.backbones import (
     DEFAULT_TIMEOUT_S,
     ServerLM,
+    ServerScorer,
     adapter_name,
     cache_scope,
+    capabilities,
     check_backbone,
     explain_backbone_error,
     gguf_model_name,
@@ -125,7 +127,7 @@ def test_a_gguf_spec_is_served_and_reached_as_a_llama_server_with_a_fingerprinte
     assert started[-1] == ServerConfig(model=str(a), alias=name, slots=DEFAULT_SLOTS)
     # Reached as any llama.cpp server a user runs: its provider, its address, the same scorer.
     assert lm.model == f"llama-server/{name}-rp1.1" and lm.kwargs["api_base"] == "http://127.0.0.1:9/v1"
-    assert isinstance(lm.server_scorer, builders.ServerScorer)
+    assert isinstance(capabilities(lm).scorer, ServerScorer)
     # llama.cpp's server takes a schema; the JSON adapter sends it only when decoding is constrained.
     assert lm.takes_response_schema and not lm.supports_response_schema
     assert make_lm(f"gguf:{a}", constrained=True).supports_response_schema

@@ -88,7 +88,8 @@ def test_the_json_adapter_parses_typed_outputs_with_and_without_the_schema(lm: d
 
 def test_the_likelihood_check_sees_word_salad_and_passes_a_faithful_translation(lm: dspy.LM) -> None:
     """The real model's own likelihood, scored through its server, on two of the obvious pointwise items."""
-    from cejudge_dspy.judges._likelihood import check_likelihood, scorer_of
+    from cejudge_dspy.judges._machinery._text_scoring import scorer_of
+    from cejudge_dspy.judges.cejudge._likelihood_check import check_likelihood
 
     rows = support.BENCHMARKS / "obvious" / "pointwise.jsonl"
     by_id = {r["id"]: r for r in map(json.loads, rows.read_text(encoding="utf-8").splitlines())}

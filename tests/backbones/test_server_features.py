@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from cejudge_dspy.backbones import ServerScorer, can_score, make_lm, text_scorer
+from cejudge_dspy.backbones import ServerScorer, capabilities, make_lm, text_scorer
 from cejudge_dspy.backbones._http_scoring import (
     END_ALTERNATIVES,
     end_of_turn_logprob,
@@ -124,9 +124,9 @@ def fake() -> Iterator[Any]:
 
 def test_a_server_that_honours_the_grammar_scores_a_given_text(fake: Any) -> None:
     lm = make_lm("openai/judge", api_base=fake("honours"), cache=False)
-    assert can_score(lm) is None  # not asked before a judge needs it
+    assert capabilities(lm).scoring is None  # not asked before a judge needs it
     score = text_scorer(lm)
-    assert isinstance(score, ServerScorer) and can_score(lm) is True
+    assert isinstance(score, ServerScorer) and capabilities(lm).scoring is True
     assert score([{"role": "user", "content": "q"}], 'say "hi"\n') == [-3.0] * 9 + [_END]
 
 
@@ -207,8 +207,8 @@ def test_backbones_check_of_an_unreachable_server_is_an_error(capsys: pytest.Cap
 )
 def test_a_server_that_cannot_score_is_told_apart_by_one_probe(fake: Any, mode: str, why: str) -> None:
     lm = make_lm("openai/judge", api_base=fake(mode), cache=False)
-    assert text_scorer(lm) is None and can_score(lm) is False
-    assert why in (lm.server_scorer.probe() or "")
+    assert text_scorer(lm) is None and capabilities(lm).scoring is False
+    assert why in (capabilities(lm).scorer.probe() or "")
     assert text_scorer(lm) is None  # asked once: the answer is remembered
 
 
@@ -219,8 +219,9 @@ def test_an_unreachable_server_is_asked_again_later() -> None:
 
 
 def test_no_scorer_without_an_api_base() -> None:
-    assert can_score(make_lm("openai/gpt-4o-mini", api_key="k")) is False  # a hosted API is never probed
-    assert can_score(make_lm("simulated:0")) is False
+    hosted = make_lm("openai/gpt-4o-mini", api_key="k")
+    assert capabilities(hosted).scoring is False  # a hosted API is never probed
+    assert capabilities(make_lm("simulated:0")).scoring is False
 
 
 # --- records and --require-logprobs, through the gated fake (no token probabilities) ------------------

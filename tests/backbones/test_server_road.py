@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from cejudge_dspy.backbones import ServerScorer, can_score, make_lm, text_scorer, use_backbone
+from cejudge_dspy.backbones import ServerScorer, capabilities, make_lm, text_scorer, use_backbone
 from cejudge_dspy.judges import DirectPairwiseJudge
 from tests.support.llama_server import (  # noqa: F401 - a fixture
     ALIAS,
@@ -60,7 +60,8 @@ def test_the_server_scores_a_given_text(llama_server: LlamaServer) -> None:  # n
     """The likelihood road over HTTP: the probe passes, and "8 + 7" makes "15" more likely than "16"."""
     lm = make_lm(MODEL, api_base=llama_server.api_base, cache=False)
     score = text_scorer(lm)
-    assert isinstance(score, ServerScorer) and can_score(lm) is True, lm.server_scorer.probe()
+    known = capabilities(lm)
+    assert isinstance(score, ServerScorer) and known.scoring is True, known.scorer.probe()
     question = [{"role": "user", "content": "What is 8 + 7? Answer with the number only."}]
     right, wrong = score(question, "15"), score(question, "16")
     assert len(right) == len(wrong) == 3  # Qwen spells numbers digit by digit; then the end of the turn

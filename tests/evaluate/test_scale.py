@@ -19,7 +19,7 @@ from cejudge_dspy.backbones import simulated_backbone
 from cejudge_dspy.data import Item
 from cejudge_dspy.evaluate import judge_items
 from cejudge_dspy.judges import keep_history
-from cejudge_dspy.judges._runtime import RUN_GC_THRESHOLD
+from cejudge_dspy.judges._machinery._judging_run import RUN_GC_THRESHOLD
 from cejudge_dspy.judges.cejudge import PairwiseJudge
 from cejudge_dspy.runs import RESULTS
 

@@ -237,7 +237,7 @@ def probability_pair(
 ) -> Record:
     """A pairwise record as a judge writes it: per-order P(first better), p(A) over both orders with
     tie band 0, and the headline decided by `rule` with the argmax verdict kept beside it."""
-    from cejudge_dspy.judges._readings import pairwise_probabilities
+    from cejudge_dspy.judges._machinery._probability_readings import pairwise_probabilities
     from cejudge_dspy.judges.verdicts import decide, reconcile, swap_verdict
 
     orders = [
@@ -308,7 +308,7 @@ def checkeval_probability_run(root: Path) -> Path:
 
 def geval_run(root: Path) -> Path:
     """G-Eval on one summary: coherence read (expected 3.6, argmax 4), fluency not located (argmax 3)."""
-    from cejudge_dspy.judges._geval import geval_probabilities
+    from cejudge_dspy.judges.geval._judge import geval_probabilities
     from cejudge_dspy.judges.verdicts import decide
 
     rows = {

@@ -24,7 +24,7 @@ from cejudge_dspy import tuning
 from cejudge_dspy.data import Item
 from cejudge_dspy.errors import BackboneError, CEJudgeError, DataError, InputError, TaskError
 from cejudge_dspy.judges import manifest_path, read_manifest
-from cejudge_dspy.judges._saved import for_task
+from cejudge_dspy.judges._machinery._saved_programs import for_task
 from cejudge_dspy.judges.cejudge import PairwiseJudge
 from cejudge_dspy.judges.verdicts import JudgeResult, OrderResult
 from tests import support

@@ -3,7 +3,7 @@
 Both catch what the embedded 1.5B judge cannot see (docs/measurements/embedded-obvious-items.md), each
 only where it is sure, and each leaves its figures in the record:
 - the response language (_language_check.py): a translation into another language, or the source copied;
-- the backbone's own likelihood of the translation given its source (judges/_likelihood.py): word salad.
+- the backbone's own likelihood of the translation given its source (_likelihood_check.py): word salad.
 The language check runs first: it needs no model, and a copied source is likely to any backbone.
 """
 
@@ -12,9 +12,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from cejudge_dspy.judges._likelihood import check_likelihood
-from cejudge_dspy.judges._once import FirstTime, current_scorer
+from cejudge_dspy.judges._machinery._said_once import FirstTime
+from cejudge_dspy.judges._machinery._text_scoring import current_scorer
 from cejudge_dspy.judges.cejudge._language_check import check_language
+from cejudge_dspy.judges.cejudge._likelihood_check import check_likelihood
 from cejudge_dspy.judges.verdicts import JudgeResult
 from cejudge_dspy.tasks import TaskSpec
 from cejudge_dspy.usage import Usage

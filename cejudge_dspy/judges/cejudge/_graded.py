@@ -26,8 +26,8 @@ from typing import Literal
 
 import dspy
 
-from cejudge_dspy.judges._readings import unavailable_reason
-from cejudge_dspy.judges._stages import StageFailure
+from cejudge_dspy.judges._machinery._probability_readings import unavailable_reason
+from cejudge_dspy.judges._machinery._stage import StageFailure
 from cejudge_dspy.judges.cejudge._tiebreak import LikelihoodPreference
 from cejudge_dspy.judges.verdicts import (
     GRADE_VALUES,

@@ -17,14 +17,14 @@ import dspy
 
 from cejudge_dspy.data import normalize_language, require_text
 from cejudge_dspy.errors import InputError, known_keywords
-from cejudge_dspy.judges._choices import JUDGMENTS, Judgment
-from cejudge_dspy.judges._readings import (
+from cejudge_dspy.judges._machinery._probability_readings import (
     check_decision,
     check_tie_band,
     pairwise_probabilities,
     preference_probabilities,
 )
-from cejudge_dspy.judges._stages import StageFailure, judge_order
+from cejudge_dspy.judges._machinery._stage import StageFailure, judge_order
+from cejudge_dspy.judges._option_choices import JUDGMENTS, Judgment
 from cejudge_dspy.judges.cejudge._graded import (
     GradedCall,
     broken_tie,

@@ -20,8 +20,8 @@ import dspy
 
 from cejudge_dspy.data import is_english, language_name, normalize_language, require_text
 from cejudge_dspy.errors import known_keywords
-from cejudge_dspy.judges._readings import check_decision, score_probabilities
-from cejudge_dspy.judges._stages import StageFailure
+from cejudge_dspy.judges._machinery._probability_readings import check_decision, score_probabilities
+from cejudge_dspy.judges._machinery._stage import StageFailure
 from cejudge_dspy.judges.cejudge._checks import translation_checks
 from cejudge_dspy.judges.cejudge._program import CEJudgeProgram, Directions, JudgeOn
 from cejudge_dspy.judges.cejudge._program import unparsed_prediction as _unparsed
@@ -66,7 +66,7 @@ class PointwiseJudge(CEJudgeProgram):
         self.likelihood_check = likelihood_check
         # `answers=True`: the judgment writes its checklist answers first (the paper's judgment).
         # Same attribute names, other fields: a saved program of the other kind does not load
-        # (judges/_saved.py).
+        # (judges/_machinery/_saved_programs.py).
         self.answers = bool(answers)
         self.judge = ScoreJudgment() if self.answers else ScoreUnanswered()
         # The judge's own translation of the source, read beside the response: on the embedded 1.5B

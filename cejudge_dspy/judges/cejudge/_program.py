@@ -24,11 +24,11 @@ import dspy
 
 from cejudge_dspy.data import is_english, language_name
 from cejudge_dspy.errors import InputError, TaskError
-from cejudge_dspy.judges._choices import DIRECTIONS, JUDGE_ON, Directions, JudgeOn
-from cejudge_dspy.judges._saved import for_task
-from cejudge_dspy.judges._shared import SharedWork
-from cejudge_dspy.judges._stages import StageFailure
-from cejudge_dspy.judges._sync import run_sync
+from cejudge_dspy.judges._machinery._saved_programs import for_task
+from cejudge_dspy.judges._machinery._shared_work import SharedWork
+from cejudge_dspy.judges._machinery._stage import StageFailure
+from cejudge_dspy.judges._machinery._sync_bridge import run_sync
+from cejudge_dspy.judges._option_choices import DIRECTIONS, JUDGE_ON, Directions, JudgeOn
 from cejudge_dspy.judges.cejudge._stages import (
     ChecklistFromInstruction,
     ChecklistFromResponse,

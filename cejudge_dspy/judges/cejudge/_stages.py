@@ -11,7 +11,7 @@ from typing import Any
 
 import dspy
 
-from cejudge_dspy.judges._stages import Stage, clean_list
+from cejudge_dspy.judges._machinery._stage import Stage, clean_list
 from cejudge_dspy.judges.cejudge import _signatures as sig
 
 

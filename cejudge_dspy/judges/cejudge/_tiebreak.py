@@ -28,9 +28,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from cejudge_dspy.judges._choices import DEFAULT_TIE_BREAKER, TIE_BREAKERS, TieBreaker  # noqa: F401 - the face's
-from cejudge_dspy.judges._likelihood import Scorer
-from cejudge_dspy.judges._once import FirstTime, current_scorer
+from cejudge_dspy.judges._machinery._said_once import FirstTime
+from cejudge_dspy.judges._machinery._text_scoring import Scorer, current_scorer
+from cejudge_dspy.judges._option_choices import DEFAULT_TIE_BREAKER, TIE_BREAKERS, TieBreaker  # noqa: F401 - the face's
 
 _first_notice = FirstTime()  # LMs already reported as unable to score a text
 

@@ -13,7 +13,7 @@ from typing import Any, Literal
 import dspy
 
 from cejudge_dspy.errors import InputError
-from cejudge_dspy.judges._stages import Stage, StageFailure
+from cejudge_dspy.judges._machinery._stage import Stage, StageFailure
 from cejudge_dspy.judges.checkeval._stages import SubDimensionSignature
 from cejudge_dspy.judges.verdicts import UNAVAILABLE, Probabilities, TokenChoice, mean_yes, read_list_field
 

@@ -21,8 +21,8 @@ from typing import Any
 
 import dspy
 
-from cejudge_dspy.judges._stages import Stage, StageFailure
-from cejudge_dspy.judges._sync import run_sync
+from cejudge_dspy.judges._machinery._stage import Stage, StageFailure
+from cejudge_dspy.judges._machinery._sync_bridge import run_sync
 from cejudge_dspy.judges.checkeval._checklist import Checklist, Question, _require_dimensions
 from cejudge_dspy.judges.checkeval._stages import Diversify, Elaborate, Filter, subdimension_inputs
 from cejudge_dspy.tasks import Dimension, SubDimension, TaskSpec, load_task

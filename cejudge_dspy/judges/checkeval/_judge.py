@@ -20,8 +20,8 @@ import dspy
 
 from cejudge_dspy.data import normalize_language, require_text
 from cejudge_dspy.errors import TaskError
-from cejudge_dspy.judges._readings import check_decision
-from cejudge_dspy.judges._sync import run_sync
+from cejudge_dspy.judges._machinery._probability_readings import check_decision
+from cejudge_dspy.judges._machinery._sync_bridge import run_sync
 from cejudge_dspy.judges.checkeval._answers import (
     Answer,
     _ask,

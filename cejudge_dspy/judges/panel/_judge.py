@@ -22,9 +22,9 @@ import dspy
 
 from cejudge_dspy.backbones import error_line, explain_backbone_error
 from cejudge_dspy.errors import BackboneError
-from cejudge_dspy.judges._features import backbone_features
-from cejudge_dspy.judges._shared import SharedWork
-from cejudge_dspy.judges._sync import run_sync
+from cejudge_dspy.judges._machinery._backbone_features import backbone_features
+from cejudge_dspy.judges._machinery._shared_work import SharedWork
+from cejudge_dspy.judges._machinery._sync_bridge import run_sync
 from cejudge_dspy.judges.panel._combine import MemberOutcome, combine
 from cejudge_dspy.judges.panel._members import PanelMember
 from cejudge_dspy.judges.verdicts import DEFAULT_TIE_BAND

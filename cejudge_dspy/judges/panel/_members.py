@@ -16,7 +16,7 @@ from typing import Any
 
 from cejudge_dspy.errors import InputError
 from cejudge_dspy.files import read_toml
-from cejudge_dspy.judges._choices import ADAPTER_CHOICES
+from cejudge_dspy.judges._option_choices import ADAPTER_CHOICES
 from cejudge_dspy.judges._options import JudgeOptions
 from cejudge_dspy.tasks import TaskSpec
 

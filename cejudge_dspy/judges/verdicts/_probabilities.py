@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
-# The tie band's and the grade margin's defaults are options' values: their reasons are in judges/_choices.py.
-from cejudge_dspy.judges._choices import DEFAULT_GRADE_MARGIN, DEFAULT_TIE_BAND  # noqa: F401 - the face's
+# The tie band's and the grade margin's defaults are options' values: their reasons are in
+# judges/_option_choices.py.
+from cejudge_dspy.judges._option_choices import DEFAULT_GRADE_MARGIN, DEFAULT_TIE_BAND  # noqa: F401 - the face's
 
 
 def debiased_preference(p_first_ab: float | None, p_first_ba: float | None) -> float | None:

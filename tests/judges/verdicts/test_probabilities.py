@@ -243,7 +243,7 @@ def test_a_notice_is_given_once_per_lm_and_never_keeps_the_lm_alive() -> None:
     import gc
     import weakref
 
-    from cejudge_dspy.judges._once import FirstTime
+    from cejudge_dspy.judges._machinery._said_once import FirstTime
 
     class LM:  # any hashable object stands for a backbone
         pass

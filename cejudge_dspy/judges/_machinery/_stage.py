@@ -20,8 +20,8 @@ from dspy.utils.exceptions import AdapterParseError
 
 from cejudge_dspy.backbones import AnswerCutShort, error_line, whole_answers
 from cejudge_dspy.errors import BackboneError
-from cejudge_dspy.judges._formatting import MEMO_ADAPTERS, memo_adapter
-from cejudge_dspy.judges._readings import (
+from cejudge_dspy.judges._machinery._memo_adapters import MEMO_ADAPTERS, memo_adapter
+from cejudge_dspy.judges._machinery._probability_readings import (
     asks_probabilities,
     logprob_config,
     mark_unavailable,
@@ -48,7 +48,7 @@ class Stage(dspy.Module):
 
     signature: type[dspy.Signature]
     label: str = ""  # what the stage does, in words, for progress messages (default: the class name)
-    # True for the judgments: ask the backbone for token logprobs (see _readings.py); the
+    # True for the judgments: ask the backbone for token logprobs (see _probability_readings.py); the
     # prediction then carries `tokens` (a list of TokenChoice, or None when the backbone gives none).
     probabilities: bool = False
     # An output budget sized from the stage's measured outputs (None: the backbone's --max-tokens). It
@@ -142,7 +142,7 @@ class Stage(dspy.Module):
         return {"config": config}
 
     def forward(self, **inputs: Any) -> dspy.Prediction:
-        from cejudge_dspy.judges._sync import run_sync
+        from cejudge_dspy.judges._machinery._sync_bridge import run_sync
 
         return run_sync(self.aforward(**inputs))
 
@@ -161,7 +161,7 @@ def _other_adapter(current: dspy.Adapter) -> dspy.Adapter:
         other: dspy.Adapter = dspy.ChatAdapter(use_json_adapter_fallback=False)
     else:
         other = dspy.JSONAdapter()
-    # In a judging run the current adapter is a memoising one (_formatting.py): so is the retry's.
+    # In a judging run the current adapter is a memoising one (_memo_adapters.py): so is the retry's.
     return memo_adapter(other) if isinstance(current, MEMO_ADAPTERS) else other
 
 

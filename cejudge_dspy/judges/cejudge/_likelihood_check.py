@@ -21,12 +21,11 @@ model's own token log probabilities (llama.cpp's, `backbones/_http_scoring.py`);
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from cejudge_dspy.backbones import text_scorer
 from cejudge_dspy.data import language_name
+from cejudge_dspy.judges._machinery._text_scoring import Scorer
 
 # Chosen with benchmarks/experiments/likelihood_probe.py on the embedded backbone
 # (docs/measurements/embedded-obvious-items.md): the six word-salad translations of the obvious set scored
@@ -38,7 +37,6 @@ MEAN_FLOOR = -4.5
 # A mean over a few tokens is noise: a short title or "Paris" is left to the judge.
 MIN_TOKENS = 8
 
-Scorer = Callable[[list[dict[str, str]], str], list[float]]
 Verdict = Literal["implausible", "plausible", "unsure"]
 
 
@@ -82,12 +80,6 @@ def translation_messages(source: str, source_language: str, target_language: str
             f"{language_name(target_language)}:\n\n{source}",
         }
     ]
-
-
-def scorer_of(lm: Any) -> Scorer | None:
-    """The LM's way to score a given answer, or None for backbones that cannot (hosted APIs, fakes):
-    a local engine's, or a server's that scores a forced answer faithfully (`backbones.text_scorer`)."""
-    return text_scorer(lm)
 
 
 def check_likelihood(

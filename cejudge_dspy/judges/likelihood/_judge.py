@@ -21,7 +21,7 @@ figures it decided on: `details["likelihood"]` holds both means, their token cou
 Pairwise tasks only. A pointwise task is refused: a mean token log probability is a property of the text
 under the model (its length, language and style move it as much as its quality), and no principled map
 takes it to a task's score levels without fitting one on labelled data. The pointwise use that holds, the
-word-salad floor of the translation likelihood check, is CE-Judge's (_likelihood.py).
+word-salad floor of the translation likelihood check, is CE-Judge's (judges/cejudge/_likelihood_check.py).
 
 Cost, as `Usage` records it: `calls` 2 (the two scoring passes, stage `likelihood`), `prompt_tokens` the
 tokens scored (both responses with their end of turn: the instruction's tokens are read as well, but the
@@ -47,10 +47,14 @@ import dspy
 
 from cejudge_dspy.data import normalize_language, require_text
 from cejudge_dspy.errors import BackboneError, TaskError
-from cejudge_dspy.judges._likelihood import Scorer, scorer_of
-from cejudge_dspy.judges._readings import check_decision, check_tie_band, preference_probabilities
-from cejudge_dspy.judges._shared import SharedWork
-from cejudge_dspy.judges._sync import run_sync
+from cejudge_dspy.judges._machinery._probability_readings import (
+    check_decision,
+    check_tie_band,
+    preference_probabilities,
+)
+from cejudge_dspy.judges._machinery._shared_work import SharedWork
+from cejudge_dspy.judges._machinery._sync_bridge import run_sync
+from cejudge_dspy.judges._machinery._text_scoring import Scorer, scorer_of
 from cejudge_dspy.judges.verdicts import DEFAULT_TIE_BAND, Decision, JudgeResult, decide, unparsed
 from cejudge_dspy.tasks import TaskSpec, load_task
 from cejudge_dspy.usage import Usage, collecting, record_call

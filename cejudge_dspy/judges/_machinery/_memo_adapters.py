@@ -5,10 +5,11 @@ which it builds a pydantic `TypeAdapter` per field and one more per placeholder 
 typed output. It is a pure function of the signature and about a quarter of the CPU of a call on the simulated
 backbone (docs/measurements/speed-and-cost.md). The user message formats each input value through another
 fresh `TypeAdapter`, which for a plain string returns the string and for a list of strings its JSON. A judging
-run (`_runtime.py`) therefore uses `memo_adapter(current)`: the same adapter (class and settings), whose
+run (`_judging_run.py`) therefore uses `memo_adapter(current)`: the same adapter (class and settings), whose
 system message and output reminder are kept per signature and whose plain string and string-list inputs skip
 the `TypeAdapter`. Every message is the one DSPy would build, byte for byte
-(tests/judges/test_formatting.py); other value types and adapter classes go through DSPy's code unchanged.
+(tests/judges/_machinery/test_memo_adapters.py); other value types and adapter classes go through DSPy's
+code unchanged.
 
 A memo adapter also counts the LM calls of the stage call in progress (`usage.count_lm_call`, once per
 formatted request, its JSON fallback included), so `usage.record_call` needs no DSPy callback on the LM.

@@ -16,7 +16,7 @@ During a run the objects that existed before it are frozen (left out of every co
 youngest generation is collected every 50,000 allocations instead of 700; both are restored afterwards.
 
 DSPy's chat and JSON adapters format the signature's part of every prompt anew on each call; a run uses
-the current adapter with that part formatted once per signature (`_formatting.py`, the same
+the current adapter with that part formatted once per signature (`_memo_adapters.py`, the same
 messages byte for byte).
 """
 
@@ -29,7 +29,7 @@ from contextvars import ContextVar
 
 import dspy
 
-from cejudge_dspy.judges._formatting import memo_adapter
+from cejudge_dspy.judges._machinery._memo_adapters import memo_adapter
 
 _keep: ContextVar[bool] = ContextVar("cejudge_keep_history", default=False)
 RUN_GC_THRESHOLD = (50_000, 20, 100)
@@ -79,6 +79,6 @@ def run_gc() -> Iterator[None]:
 @contextmanager
 def judging_run() -> Iterator[None]:
     """What every judging run is wrapped in: `quiet_history()`, `run_gc()` and the current adapter with
-    its per-signature formatting memoised (`_formatting.memo_adapter`)."""
+    its per-signature formatting memoised (`_memo_adapters.memo_adapter`)."""
     with quiet_history(), run_gc(), dspy.context(adapter=memo_adapter(dspy.settings.adapter)):
         yield

@@ -13,7 +13,8 @@ import pytest
 
 from cejudge_dspy import PointwiseJudge
 from cejudge_dspy.judges import prompt_fingerprint
-from cejudge_dspy.judges._likelihood import MEAN_FLOOR, check_likelihood, scorer_of, translation_messages
+from cejudge_dspy.judges._machinery._text_scoring import scorer_of
+from cejudge_dspy.judges.cejudge._likelihood_check import MEAN_FLOOR, check_likelihood, translation_messages
 from cejudge_dspy.tasks import load_task
 from tests.support.fakes import AsyncFakeEngine, FakeEngine, fake_lm
 

@@ -25,8 +25,8 @@ from cejudge_dspy.judges import (
     method_names,
     prompt_fingerprint,
 )
-from cejudge_dspy.judges._likelihood_judge import pair_likelihood, pair_p_a
 from cejudge_dspy.judges.cejudge._tiebreak import likelihood_preference
+from cejudge_dspy.judges.likelihood._judge import pair_likelihood, pair_p_a
 from cejudge_dspy.tasks import load_task
 from tests.support.fakes import AsyncFakeEngine, FakeEngine, fake_lm
 

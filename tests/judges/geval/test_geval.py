@@ -14,7 +14,7 @@ from cejudge_dspy.backbones import _spec as backbones
 from cejudge_dspy.cli import main
 from cejudge_dspy.errors import TaskError
 from cejudge_dspy.judges import GEvalJudge, build_program, method_names
-from cejudge_dspy.judges._geval import likert_scale
+from cejudge_dspy.judges.geval._judge import likert_scale
 from cejudge_dspy.judges.verdicts import JudgeResult
 from cejudge_dspy.tasks import load_task
 from tests.support.fakes import fake_lm, scripted_logprobs

@@ -26,9 +26,9 @@ import dspy
 
 from cejudge_dspy.data import normalize_language, require_text
 from cejudge_dspy.errors import TaskError
-from cejudge_dspy.judges._readings import check_decision, score_probabilities
-from cejudge_dspy.judges._stages import StageFailure
-from cejudge_dspy.judges._sync import run_sync
+from cejudge_dspy.judges._machinery._probability_readings import check_decision, score_probabilities
+from cejudge_dspy.judges._machinery._stage import StageFailure
+from cejudge_dspy.judges._machinery._sync_bridge import run_sync
 from cejudge_dspy.judges.cejudge import TASK_DESC, ScoreJudgment
 from cejudge_dspy.judges.verdicts import UNAVAILABLE, Decision, JudgeResult, Probabilities, decide, unparsed
 from cejudge_dspy.tasks import Dimension, TaskSpec, load_task

@@ -5,11 +5,13 @@ probabilities from one that fell back to the argmax answer, and a likelihood tie
 grades alone decided, without guessing from the server's name:
 
 * `logprobs`: the backbone answered a judgment call with token log probabilities and their alternatives
-  (`_readings.tokens_of`); False until it has, and for one that refused the option or gave none;
-* `scoring`: it scores a given text as its own answer (`_likelihood.scorer_of`: a local engine, or a server
+  (`_probability_readings.tokens_of`); False until it has, and for one that refused the option or gave none;
+* `scoring`: it scores a given text as its own answer (`_text_scoring.scorer_of`: a local engine, or a server
   that forces an answer with a grammar), which the likelihood tie-breaker and check need; None for a server
   never asked (no item needed a text scored, so the run sent no probe);
 * `schema`: DSPy sends it a JSON schema for structured output (`lm.supports_response_schema`).
+
+Each is read off the backbone's `backbones.capabilities(lm)`.
 
 Beside them a record keeps `adapter`, the prompt format the calls were asked in (`chat` or `json`,
 `backbones.adapter_name`): what `--adapter` resolved to, which `auto` in run.json does not say. It is not a
@@ -20,8 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cejudge_dspy.backbones import adapter_name, can_score
-from cejudge_dspy.judges import _readings
+from cejudge_dspy.backbones import adapter_name, capabilities
 
 FEATURES = ("logprobs", "scoring", "schema")
 
@@ -32,13 +33,8 @@ def backbone_features(lm: Any, adapter: Any = None) -> dict[str, bool | str | No
     asked = {"adapter": adapter_name(adapter)}
     if lm is None:
         return dict.fromkeys(FEATURES, False) | asked
-    with _readings._lock:
-        gave = lm in _readings._gave
-    return {
-        "logprobs": gave,
-        "scoring": can_score(lm),
-        "schema": bool(getattr(lm, "supports_response_schema", False)),
-    } | asked
+    known = capabilities(lm)
+    return {"logprobs": known.logprobs, "scoring": known.scoring, "schema": known.schema} | asked
 
 
 def missing_features(features: dict[str, Any]) -> list[str]:

@@ -20,7 +20,7 @@ import cejudge_dspy.judges  # noqa: F401 - imports every method, so every Stage 
 from cejudge_dspy.data import Item
 from cejudge_dspy.evaluate import judge_items
 from cejudge_dspy.judges import Stage, memo_adapter
-from cejudge_dspy.judges._formatting import MemoChatAdapter, MemoJSONAdapter
+from cejudge_dspy.judges._machinery._memo_adapters import MemoChatAdapter, MemoJSONAdapter
 from cejudge_dspy.judges.cejudge import PairwiseJudge, PointwiseJudge
 from cejudge_dspy.runs import RESULTS
 from tests.support.fakes import fake_lm
@@ -177,7 +177,7 @@ def test_a_run_counts_the_stages_retry_through_the_other_adapter(tmp_path: Path)
 def test_a_runs_memo_holds_two_texts_per_stage_whatever_the_run_length(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cejudge_dspy.judges import _runtime as runtime
+    from cejudge_dspy.judges._machinery import _judging_run as runtime
 
     made: list[dspy.Adapter] = []
 

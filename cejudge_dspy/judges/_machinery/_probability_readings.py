@@ -2,24 +2,24 @@
 and turn a judgment call's tokens into the `Probabilities` of a record.
 
 A judgment stage (`Stage.probabilities = True`) asks for the top-k logprobs of every generated token.
-Whether a backbone gives them is learnt on its first judgment call and remembered per LM: a backbone
-that refuses the option (an error naming logprobs) or answers without them is said once on the
-`cejudge_dspy` logger, and from then on is not asked; its records say `probabilities: unavailable`.
+Whether a backbone gives them is learnt on its first judgment call and kept with its capabilities
+(`backbones.learn_logprobs`, read back through `backbones.capabilities`): a backbone that refuses the option
+(an error naming logprobs) is not asked again, and one that refuses it or answers without them is said once
+on the `cejudge_dspy` logger; its records say `probabilities: unavailable`.
 The arithmetic is in `cejudge_dspy.judges.verdicts._probabilities`.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-import weakref
 from collections.abc import Sequence
 from typing import Any
 
 import dspy
 
+from cejudge_dspy.backbones import capabilities, learn_logprobs
 from cejudge_dspy.errors import BackboneError, InputError
-from cejudge_dspy.judges._once import FirstTime
+from cejudge_dspy.judges._machinery._said_once import FirstTime
 from cejudge_dspy.judges.verdicts import (
     DECISIONS,
     DEFAULT_TIE_BAND,
@@ -40,18 +40,14 @@ from cejudge_dspy.judges.verdicts import (
 )
 
 logger = logging.getLogger("cejudge_dspy")
-_refuses: weakref.WeakSet[Any] = weakref.WeakSet()  # the option itself fails: stop asking
-_gave: weakref.WeakSet[Any] = weakref.WeakSet()  # answered with probabilities at least once
 _first_notice = FirstTime()  # told the user it gives none
 _impossible_notice = FirstTime()  # told the user it gave impossible ones
-_lock = threading.Lock()
 
 
 def asks_probabilities(lm: Any) -> bool:
     """Whether to ask `lm` for logprobs: yes unless it refused the option. One that answers without
     them is still asked, so its requests (and DSPy's cache keys) stay the same from run to run."""
-    with _lock:
-        return lm is not None and lm not in _refuses
+    return lm is not None and not capabilities(lm).refuses_logprobs
 
 
 def logprob_config() -> dict[str, Any]:
@@ -67,17 +63,17 @@ def refuses_logprobs(exc: BaseException) -> bool:
 
 def mark_unavailable(lm: Any, why: str, *, refused: bool = False) -> None:
     """Remember that `lm` gives no probabilities, and say so once; a BackboneError instead where the user
-    asked for them (`--require-logprobs`: `lm.require_logprobs`), so nothing falls back to the argmax."""
+    asked for them (`--require-logprobs`: `capabilities(lm).require_logprobs`), so nothing falls back to
+    the argmax."""
     name = getattr(lm, "model", type(lm).__name__)
-    if getattr(lm, "require_logprobs", False):
+    if capabilities(lm).require_logprobs:
         raise BackboneError(
             f"backbone {name} returns no token probabilities ({why}) and --require-logprobs is set; "
             "serve the model where the chat endpoint returns logprobs with top_logprobs (see "
             "docs/how-to/serve-a-judge-model.md), or drop --require-logprobs to use the argmax answers"
         )
-    with _lock:
-        if refused:
-            _refuses.add(lm)
+    if refused:
+        learn_logprobs(lm, "refused")
     if _first_notice(lm):
         logger.warning(
             "backbone %s returns no token probabilities (%s): verdicts and scores use the argmax answer, "
@@ -102,12 +98,10 @@ def tokens_of(lm: Any, pred: dspy.Prediction) -> list[TokenChoice] | None:
             )
         return None
     if tokens and any(t.top for t in tokens):
-        with _lock:
-            _gave.add(lm)
+        learn_logprobs(lm, "gave")
         return tokens
-    with _lock:
-        gave_before = lm in _gave
-    if not gave_before:  # a backbone that gave probabilities once is not written off for one odd answer
+    # A backbone that gave probabilities once is not written off for one odd answer.
+    if not capabilities(lm).logprobs:
         mark_unavailable(lm, "no logprobs in its answer" if not tokens else "no alternatives per token")
     return None
 

@@ -1,18 +1,13 @@
 """Notices said once per backbone: the judges warn when an LM cannot do something a task asks of it
-(give token probabilities, score a given text), and a run of thousands of items must say it once."""
+(give token probabilities, score a given text), and a run of thousands of items must say it once.
+Which LMs were told is the notices' own memory (one `FirstTime` per notice); what a backbone can do is
+`backbones.capabilities`."""
 
 from __future__ import annotations
 
-import logging
 import threading
 import weakref
 from typing import Any
-
-import dspy
-
-from cejudge_dspy.judges._likelihood import Scorer, scorer_of
-
-logger = logging.getLogger("cejudge_dspy")
 
 
 class FirstTime:
@@ -30,16 +25,3 @@ class FirstTime:
                 return False
             self._seen.add(lm)
             return True
-
-
-def current_scorer(seen: FirstTime, consequence: str) -> Scorer | None:
-    """The current backbone's way to score a given text (_likelihood.scorer_of), or None; when it has
-    none, say once per backbone (per `seen`: one per feature) what that means: `consequence`, a clause."""
-    score = scorer_of(lm := dspy.settings.lm)
-    if score is None and lm is not None and seen(lm):
-        logger.warning(
-            "backbone %s cannot score a given text, so %s",
-            getattr(lm, "model", type(lm).__name__),
-            consequence,
-        )
-    return score

@@ -12,14 +12,14 @@ from typing import Any, Literal
 import dspy
 
 from cejudge_dspy.data import normalize_language, require_text
-from cejudge_dspy.judges._readings import (
+from cejudge_dspy.judges._machinery._probability_readings import (
     check_decision,
     check_tie_band,
     pairwise_probabilities,
     score_probabilities,
 )
-from cejudge_dspy.judges._stages import StageFailure, judge_order
-from cejudge_dspy.judges._sync import run_sync
+from cejudge_dspy.judges._machinery._stage import StageFailure, judge_order
+from cejudge_dspy.judges._machinery._sync_bridge import run_sync
 from cejudge_dspy.judges.cejudge import ScoreJudgment, VerdictJudgment, shown_first
 from cejudge_dspy.judges.verdicts import (
     DEFAULT_TIE_BAND,

@@ -13,7 +13,7 @@ from cejudge_dspy.errors import CEJudgeError
 from cejudge_dspy.evaluate import RunRecipe
 from cejudge_dspy.evaluate._worker import JudgeWorker
 from cejudge_dspy.judges import build_program, prompt_fingerprint
-from cejudge_dspy.judges._fingerprint import prompt_description
+from cejudge_dspy.judges._machinery._prompt_fingerprint import prompt_description
 from cejudge_dspy.judges.cejudge import _stages as stages
 from cejudge_dspy.tasks import load_task
 from tests.support.bad_inputs import good_data

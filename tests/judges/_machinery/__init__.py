@@ -1,0 +1,1 @@
+"""Tests of cejudge_dspy.judges._machinery, the machinery the methods share."""

@@ -1,0 +1,1 @@
+"""Tests of cejudge_dspy.judges.likelihood."""
