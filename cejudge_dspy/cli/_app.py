@@ -155,10 +155,25 @@ def _check_one_backbone(args: argparse.Namespace) -> None:
             )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a flag the command does not have named with its nearest flag (`--temprature`: did
+    you mean --temperature?)."""
+
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            import difflib
+
+            sub = next(a for a in self._actions if isinstance(a, argparse._SubParsersAction))
+            known = list(sub.choices[parsed.command]._option_string_actions)
+            close = [m for x in extra if x.startswith("--") for m in difflib.get_close_matches(x, known, n=1)]
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            self.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
+        return parsed
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="cejudge", description="Checklist-engineered multilingual LLM judges."
-    )
+    parser = _Parser(prog="cejudge", description="Checklist-engineered multilingual LLM judges.")
     sub = parser.add_subparsers(dest="command", required=True)
     _judge_parser(sub)
     _tasks_parser(sub)

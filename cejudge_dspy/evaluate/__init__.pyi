@@ -65,13 +65,13 @@ from ._options import (
     MAX_BOOTSTRAP as MAX_BOOTSTRAP,
 )
 from ._options import (
-    check_bound as check_bound,
-)
-from ._options import (
     EvaluateOptions as EvaluateOptions,
 )
 from ._options import (
     EvaluateProgress as EvaluateProgress,
+)
+from ._options import (
+    check_bound as check_bound,
 )
 from ._panel import (
     build_panel as build_panel,

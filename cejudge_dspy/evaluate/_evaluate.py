@@ -65,7 +65,7 @@ def evaluate(
 ) -> Evaluation:
     """Judge a task's items into a run directory, summarize the run and write summary.json.
 
-    `evaluate(task="chat", data="dev.jsonl", lm="simulated:0", out="runs/dev")`, or an `EvaluateOptions`
+    `evaluate(task="chat", data="dev.jsonl", backbone="simulated:0", out="runs/dev")`, or an `EvaluateOptions`
     (keyword arguments given beside it replace its fields). An unknown keyword is refused with the nearest
     known one. `progress` (an `EvaluateProgress`) hears the run as it goes."""
     if options is None:

@@ -56,7 +56,8 @@ def check_bound(name: str, value: Any, option: Option | None = None) -> None:
 
 @dataclass(frozen=True)
 class EvaluateOptions:
-    """Everything one `evaluate` run is: `EvaluateOptions(task="chat", data="dev.jsonl", lm="simulated:0")`.
+    """Everything one `evaluate` run is:
+    `EvaluateOptions(task="chat", data="dev.jsonl", backbone="simulated:0")`.
 
     `data` is a local file or directory (None: the task's hub dataset); `items` judges these items instead.
     `judge` is the judge (its method, program and options); `panel` judges with several members instead.

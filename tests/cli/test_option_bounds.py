@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from cejudge_dspy.cli import main
 from cejudge_dspy.backbones import BackboneOptions
+from cejudge_dspy.cli import main
 from cejudge_dspy.cli._common import bound, check_flag
 from cejudge_dspy.cli._run_args import BOOTSTRAP
 from cejudge_dspy.errors import CEJudgeError, InputError

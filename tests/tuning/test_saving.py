@@ -14,9 +14,9 @@ import pytest
 
 from cejudge_dspy import judges
 from cejudge_dspy.cli import main
-from cejudge_dspy.tuning import _optimize as tuning_loop
 from cejudge_dspy.errors import CEJudgeError
 from cejudge_dspy.judges.cejudge import PairwiseJudge
+from cejudge_dspy.tuning import _optimize as tuning_loop
 from tests.support.bad_inputs import good_data
 
 MANIFEST = {"task": "chat", "task_version": 1}
