@@ -15,8 +15,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
-from cejudge_dspy._option import Option, check_options, typed_mapping
-from cejudge_dspy.errors import known_keywords
+from cejudge_dspy.errors import Option, check_options, known_keywords, typed_mapping
 
 # One judgment call of a small model on a loaded CPU server can take minutes
 # (docs/measurements/server-road.md): the default lets such a server work, while one that never answers

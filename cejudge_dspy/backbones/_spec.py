@@ -82,20 +82,10 @@ def make_lm(
         raise invalid_spec(spec, "it is empty")
     spec = spec.strip()
     options = BackboneOptions(
-        lm=spec,
-        api_base=api_base,
-        api_key=api_key,
-        temperature=temperature,
-        seed=seed,
-        max_tokens=max_tokens,
-        constrained=constrained,
-        repeat_penalty=repeat_penalty,
-        adapter=adapter,  # type: ignore[arg-type]
-        timeout=timeout,
-        cache=cache,
-        require_logprobs=require_logprobs,
-        parallel=parallel,
-    )
+        lm=spec, api_base=api_base, api_key=api_key, temperature=temperature, seed=seed,
+        max_tokens=max_tokens, constrained=constrained, repeat_penalty=repeat_penalty, adapter=adapter,  # type: ignore[arg-type]
+        timeout=timeout, cache=cache, require_logprobs=require_logprobs, parallel=parallel,
+    )  # fmt: skip
     _check_applies(options)
     timeout = float(timeout)
     common = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed, "cache": cache}

@@ -15,10 +15,9 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from cejudge_dspy._option import Option
 from cejudge_dspy.backbones import BackboneOptions
 from cejudge_dspy.cli._program_args import add_flag, as_flag, config_options, given_options
-from cejudge_dspy.errors import CEJudgeError, InputError
+from cejudge_dspy.errors import CEJudgeError, InputError, Option
 
 if TYPE_CHECKING:  # the flags are built without DSPy; commands import it when they run
     import dspy

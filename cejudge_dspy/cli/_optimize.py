@@ -95,8 +95,7 @@ def run_optimize(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, console: Console) -> int:
     """The flags read once into `optimize`'s arguments; its plan, progress and outcome printed."""
-    from cejudge_dspy.tuning import reflection_backbone
-    from cejudge_dspy.tuning._task import optimize as optimize_task
+    from cejudge_dspy.tuning import optimize_task, reflection_backbone
 
     if not args.verbose:
         logging.getLogger("dspy").setLevel(logging.WARNING)
@@ -112,21 +111,8 @@ def _run(args: argparse.Namespace, console: Console) -> int:
             return False
         return True
 
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=False,
-    ) as progress:
-        bars: dict[str, Any] = {}
-
-        def on_progress(phase: str, done: int, total: int | None) -> None:
-            if phase not in bars:
-                bars[phase] = progress.add_task(PHASES.get(phase, phase), total=total)
-            progress.update(bars[phase], completed=done, total=total)
-
+    bars = _PhaseBars(console)  # started at the first phase: the plan and its question come first
+    try:
         result = optimize_task(
             args.task,
             data=args.data,
@@ -144,13 +130,41 @@ def _run(args: argparse.Namespace, console: Console) -> int:
             out=args.out,
             save_anyway=args.save_anyway,
             on_plan=on_plan,
-            on_progress=on_progress,
+            on_progress=bars.update,
         )
+    finally:
+        bars.stop()
     if result.report is None:
         return 1
     _print_scores(console, result.report)
     _print_outcome(console, result)
     return 0
+
+
+class _PhaseBars:
+    """One progress bar per phase of `optimize` (PHASES), shown from the first phase on."""
+
+    def __init__(self, console: Console) -> None:
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=False,
+        )
+        self.bars: dict[str, Any] = {}
+
+    def update(self, phase: str, done: int, total: int | None) -> None:
+        if not self.bars:
+            self.progress.start()
+        if phase not in self.bars:
+            self.bars[phase] = self.progress.add_task(PHASES.get(phase, phase), total=total)
+        self.progress.update(self.bars[phase], completed=done, total=total)
+
+    def stop(self) -> None:
+        if self.bars:
+            self.progress.stop()
 
 
 def _print_plan(console: Console, plan: OptimizePlan) -> None:

@@ -85,8 +85,8 @@ def given_options(args: argparse.Namespace, options: Any = JudgeOptions) -> dict
 def config_options(path: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """The judge's and the backbone's options of a `--config` TOML file, by field name; a wrong key or
     value is one line naming the file and the key (the nearest known key of either for a typo)."""
-    from cejudge_dspy._option import typed_mapping
     from cejudge_dspy.backbones import BackboneOptions
+    from cejudge_dspy.errors import typed_mapping
 
     table = read_toml(Path(path), partial(InputError, field="--config"))
     typed_mapping([*JudgeOptions.options(), *BackboneOptions.options()], table, str(path))

@@ -16,8 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
-from cejudge_dspy._option import Option, check_options, typed_mapping
-from cejudge_dspy.errors import InputError
+from cejudge_dspy.errors import InputError, Option, check_options, typed_mapping
 from cejudge_dspy.judges._choices import (
     DEFAULT_GRADE_MARGIN,
     DEFAULT_TIE_BAND,

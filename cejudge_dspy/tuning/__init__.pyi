@@ -65,5 +65,8 @@ from ._task import (
     OptimizePlan as OptimizePlan,
 )
 from ._task import (
+    optimize_task as optimize_task,
+)
+from ._task import (
     reflection_backbone as reflection_backbone,
 )

@@ -87,11 +87,13 @@ def optimize(
     the plan before anything is tuned and cancels the run by returning False; `on_progress(phase, done,
     total)` hears each phase. The program is saved only with a significant held-out gain, or
     `save_anyway`."""
+    # The tuning loop through the package face (a test stands in for it there).
+    from cejudge_dspy import tuning
     from cejudge_dspy.backbones import make_lm, use_backbone
     from cejudge_dspy.data import load_items
     from cejudge_dspy.judges import check_save_path, default_path
     from cejudge_dspy.tasks import load_task
-    from cejudge_dspy.tuning import _optimize, estimate_calls, parse_budget, split_items
+    from cejudge_dspy.tuning import estimate_calls, parse_budget, split_items
 
     lm = BackboneOptions(lm=backbone) if isinstance(backbone, str) else backbone
     spec, parsed = load_task(task), parse_budget(budget)
@@ -108,7 +110,7 @@ def optimize(
     with use_backbone(lm.lm, **lm.kwargs()) as judge_lm:
         proposer = _reflection(reflection, lm)
         reflection_lm = judge_lm if proposer is None else make_lm(proposer.lm, **proposer.kwargs())
-        report = _optimize.optimize(
+        report = tuning.optimize(
             spec,
             trainset,
             devset,
@@ -123,26 +125,39 @@ def optimize(
             num_threads=threads,
             log_dir=log_dir,
         )
-    manifest = report.manifest(
-        task_lm=judge_lm.model,
-        reflection_lm=reflection_lm.model,
-        data=str(data) if data else spec.dataset.hub_id or None,
+    result = Optimization(
+        plan, report, _manifest(plan, report, judge_lm, reflection_lm, data, fields, subsets)
     )
-    manifest.update(fields=fields, subsets=list(subsets or []), dropped=dropped, estimate=estimate.__dict__)
-    # The item ids of each split, so "measured on items not used for tuning" can be checked and redone.
-    manifest["split_ids"] = {"train": [ex.id for ex in trainset], "dev": [ex.id for ex in devset]}
-    result = Optimization(plan, report, manifest)
     gain = report.held_out
     if not (gain and gain["significant"]) and not save_anyway:
-        result.why_not = (
-            "the tuned program was not re-scored on the dev split" if gain is None else "no held-out gain"
-        )
+        not_scored = "the tuned program was not re-scored on the dev split"
+        result.why_not = not_scored if gain is None else "no held-out gain"
         return result
     from cejudge_dspy.judges import save_program
 
-    result.manifest_path = save_program(report.program, path, manifest)
+    result.manifest_path = save_program(report.program, path, result.manifest)
     result.saved = path
     return result
+
+
+def _manifest(
+    plan: OptimizePlan,
+    report: OptimizeReport,
+    judge_lm: Any,
+    reflection_lm: Any,
+    data: str | Path | None,
+    fields: dict[str, str],
+    subsets: Sequence[str] | None,
+) -> dict[str, Any]:
+    """The saved program's manifest: the report's fields, where its items came from and each split's ids."""
+    source = str(data) if data else plan.spec.dataset.hub_id or None
+    manifest = report.manifest(task_lm=judge_lm.model, reflection_lm=reflection_lm.model, data=source)
+    manifest.update(
+        fields=fields, subsets=list(subsets or []), dropped=plan.dropped, estimate=plan.estimate.__dict__
+    )
+    # The item ids of each split, so "measured on items not used for tuning" can be checked and redone.
+    manifest["split_ids"] = {"train": [ex.id for ex in plan.train], "dev": [ex.id for ex in plan.dev]}
+    return manifest
 
 
 def reflection_backbone(lm: str, judge: BackboneOptions, api_base: str | None = None) -> BackboneOptions:
@@ -157,3 +172,8 @@ def _reflection(reflection: BackboneOptions | str | None, judge: BackboneOptions
     if isinstance(reflection, BackboneOptions):
         return None if reflection.lm == judge.lm else reflection
     return None if not reflection or reflection == judge.lm else reflection_backbone(reflection, judge)
+
+
+# On the tuning face as `optimize_task` (its `optimize` is the loop over given splits); the root face calls
+# it `optimize`.
+optimize_task = optimize
