@@ -1,7 +1,8 @@
 """cejudge-dspy: checklist-engineered multilingual LLM judges (CE-Judge, CheckEval) as DSPy programs.
 
 Judge one item: `PairwiseJudge` / `PointwiseJudge` (or `build_program(task, method)`) under
-`use_backbone(...)`. Judge a dataset into a run and measure it: `evaluate(task=..., data=..., lm=...)`;
+`use_backbone(...)`. Judge a dataset into a run and measure it: `evaluate(task=..., data=..., backbone=...)`
+(a `BackboneOptions` or a spec); tune a program: `optimize(task=..., backbone=...)`;
 compare two runs: `compare_runs`; calibrate one: `calibrate`; merge shards: `merge_runs`.
 """
 

@@ -3,6 +3,9 @@
 
 from . import evaluate as evaluate
 from .backbones import (
+    BackboneOptions as BackboneOptions,
+)
+from .backbones import (
     make_lm as make_lm,
 )
 from .backbones import (
@@ -70,6 +73,12 @@ from .tasks import (
 )
 from .tasks import (
     load_task as load_task,
+)
+from .tuning._task import (
+    Optimization as Optimization,
+)
+from .tuning._task import (
+    optimize as optimize,
 )
 from .usage import (
     StageProgress as StageProgress,

@@ -41,6 +41,26 @@ def no_shipped_programs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     monkeypatch.setenv("CEJUDGE_OPTIMIZED", str(tmp_path_factory.mktemp("optimized")))
 
 
+@pytest.fixture(scope="session")
+def embedded_model() -> None:
+    """The real embedded model (llama.cpp's server and the packaged model parts), for the slow tests that
+    judge with it; they skip without it, except in CI (CI=true), where its absence means the install step
+    broke: a failure, not a skip."""
+    import importlib.util
+
+    from cejudge_dspy.backbones import _model_file as embedded
+
+    reason = None
+    if importlib.util.find_spec("xllamacpp") is None:
+        reason = "llama.cpp's server (xllamacpp) is not installed"
+    elif embedded.packaged_parts() is None:
+        reason = "the packaged model parts are not installed"
+    if reason and os.environ.get("CI"):
+        pytest.fail(f"{reason}: CI must install cejudge-dspy[embedded]")
+    if reason:
+        pytest.skip(reason)
+
+
 @pytest.fixture
 def shared_data() -> Path:
     """`../shared/data` beside the repository; tests that need it skip cleanly when it is absent."""

@@ -6,31 +6,16 @@ not a skip: CI installs the `embedded` extra, so its absence means the install s
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
 
 import pytest
 
-from cejudge_dspy.backbones import _model_file as embedded
 from cejudge_dspy.backbones import use_backbone
 from cejudge_dspy.judges.cejudge import PairwiseJudge, PointwiseJudge
 from tests import support
 
-pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module", autouse=True)
-def embedded_available() -> None:
-    reason = None
-    if importlib.util.find_spec("xllamacpp") is None:
-        reason = "llama-cpp-python is not installed"
-    elif embedded.packaged_parts() is None:
-        reason = "the packaged model parts are not installed"
-    if reason and os.environ.get("CI"):
-        pytest.fail(f"{reason}: CI must install cejudge-dspy[embedded]")
-    if reason:
-        pytest.skip(reason)
+# The embedded model (tests/conftest.py): skipped without it, a failure in CI.
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("embedded_model")]
 
 
 OBVIOUS = support.BENCHMARKS / "obvious" / "pairwise.jsonl"

@@ -31,14 +31,14 @@ import dspy
 
 from cejudge_dspy.backbones._local_server import (
     DEFAULT_N_CTX,
-    DEFAULT_REPEAT_PENALTY,
     DEFAULT_SLOTS,
     ServerConfig,
     local_server,
 )
 from cejudge_dspy.backbones._model_file import StatusHook, check_gguf, resolve_gguf
+from cejudge_dspy.backbones._options import DEFAULT_REPEAT_PENALTY, DEFAULT_TIMEOUT_S
 from cejudge_dspy.backbones._provider import LLAMA_SERVER, is_llama_server, register_llama_server
-from cejudge_dspy.backbones._server_lm import DEFAULT_TIMEOUT_S, ServerLM
+from cejudge_dspy.backbones._server_lm import ServerLM
 from cejudge_dspy.errors import BackboneError
 
 EXAMPLES = (

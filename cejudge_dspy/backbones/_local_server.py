@@ -33,6 +33,7 @@ from pathlib import Path
 
 import httpx
 
+from cejudge_dspy.backbones._options import DEFAULT_REPEAT_PENALTY
 from cejudge_dspy.errors import BackboneError
 
 # The server's defaults for judging (measured: docs/measurements/local-server.md).
@@ -42,9 +43,6 @@ from cejudge_dspy.errors import BackboneError
 DEFAULT_SLOTS = 1
 DEFAULT_N_CTX = 8192  # tokens of context per slot (the longest judge prompts measured about 4k)
 DEFAULT_CACHE_RAM_MIB = 2048  # prompt states kept in host memory (~28 KB per token of the 1.5B model)
-# llama.cpp's repeat penalty over the last 64 tokens: mild, so that a small model's JSON does not loop
-# (a grammar does not stop a looping model), and the value the in-process engine used, so verdicts carry on.
-DEFAULT_REPEAT_PENALTY = 1.1
 READY_DEADLINE_S = 300.0  # loading a model on a busy 2-core machine; the wait ends as soon as it answers
 STOP_GRACE_S = 10.0
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -36,11 +35,8 @@ from dspy.utils.callback import with_callbacks
 from dspy.utils.exceptions import LMServerError, LMTimeoutError
 
 from cejudge_dspy.backbones._capabilities import carry
+from cejudge_dspy.backbones._options import DEFAULT_TIMEOUT_S
 
-# One judgment call of a small model on a loaded CPU server can take minutes
-# (docs/measurements/server-road.md): the default lets such a server work, while one that never answers
-# costs 5 minutes, not 600 s per attempt times four.
-DEFAULT_TIMEOUT_S = 300.0
 _TRUNCATED = "LM response was truncated"  # DSPy's warning, said on every cut answer; here it is an outcome
 
 
@@ -68,7 +64,6 @@ def _not_truncation(record: logging.LogRecord) -> bool:
 # DSPy warns on stderr at every cut answer (both its routes log it as "dspy.clients.lm"); where a ServerLM
 # raises AnswerCutShort instead, which the judges record with its reason, the warning would only repeat it.
 logging.getLogger("dspy.clients.lm").addFilter(_not_truncation)
-TIMEOUT_RANGE = (1.0, 3600.0)  # seconds; the flag's bounds (cli/_common.py) say the same
 
 
 class AnswerCutShort(Exception):  # noqa: N818 - it names the outcome, as DSPy's AdapterParseError does
@@ -98,15 +93,6 @@ class CallTimedOut(TimeoutError):
     def __init__(self, message: str, seconds: float) -> None:
         super().__init__(message)
         self.seconds = seconds
-
-
-def check_timeout(timeout: Any) -> float:
-    """`timeout` as seconds, or ValueError naming the range (NaN, a bool, zero and a day are refused)."""
-    low, high = TIMEOUT_RANGE
-    number = isinstance(timeout, int | float) and not isinstance(timeout, bool)
-    if not number or not math.isfinite(timeout) or not low <= timeout <= high:
-        raise ValueError(f"timeout must be a number of seconds from {low:g} to {high:g}, got {timeout!r}")
-    return float(timeout)
 
 
 def finish_reasons(result: Any) -> list[str | None]:

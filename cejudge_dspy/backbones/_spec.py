@@ -29,23 +29,20 @@ from cejudge_dspy.backbones._builders import (
     invalid_spec,
 )
 from cejudge_dspy.backbones._capabilities import declare
-from cejudge_dspy.backbones._local_server import DEFAULT_N_CTX, DEFAULT_REPEAT_PENALTY, xllamacpp_missing
+from cejudge_dspy.backbones._local_server import DEFAULT_N_CTX, xllamacpp_missing
 from cejudge_dspy.backbones._model_file import StatusHook
+from cejudge_dspy.backbones._options import (
+    ADAPTERS,
+    DEFAULT_REPEAT_PENALTY,
+    DEFAULT_TIMEOUT_S,
+    BackboneOptions,
+    is_local,
+)
 from cejudge_dspy.backbones._provider import is_llama_server
-from cejudge_dspy.backbones._server_lm import DEFAULT_TIMEOUT_S, check_timeout
 from cejudge_dspy.errors import BackboneError
 
-MAX_PARALLEL = 12  # a local server's slots: past 4 the measured 2 cores were full; 12 leaves room for more
-# The prompt format the judges ask a backbone in (`--adapter`): DSPy's ChatAdapter (`[[ ## field ## ]]`
-# markers, with its JSON fallback) or JSONAdapter (one JSON object); `auto` is the backbone's own
-# (`resolved_adapter`). judges/_option_choices.py spells the choices again: flags and panel files are read
-# without DSPy.
-AdapterChoice = Literal["auto", "chat", "json"]
-ADAPTERS: tuple[AdapterChoice, ...] = ("auto", "chat", "json")
-# The sampling options' ranges (cli/_common.py's Bounds say the same for the flags; tests check they agree):
-# temperatures above 2 are outside what HTTP providers accept, llama.cpp's seed is a 32-bit unsigned number.
-TEMPERATURE_RANGE = (0.0, 2.0)
-SEED_RANGE = (0, 2**32 - 1)
+# The settings' defaults, bounds and choices are BackboneOptions' (_options.py): `make_lm` reads its keyword
+# arguments into one, so a Python caller, a flag and a --config key are checked by the same `Option.problem`.
 
 
 def make_lm(
@@ -85,11 +82,13 @@ def make_lm(
     if not isinstance(spec, str) or not spec.strip():
         raise invalid_spec(spec, "it is empty")
     spec = spec.strip()
-    _check_options(spec, temperature, seed, max_tokens, repeat_penalty, parallel, adapter, constrained)
-    try:
-        timeout = check_timeout(timeout)
-    except ValueError as exc:
-        raise BackboneError(str(exc)) from None
+    options = BackboneOptions(
+        lm=spec, api_base=api_base, api_key=api_key, temperature=temperature, seed=seed,
+        max_tokens=max_tokens, constrained=constrained, repeat_penalty=repeat_penalty, adapter=adapter,  # type: ignore[arg-type]
+        timeout=timeout, cache=cache, require_logprobs=require_logprobs, parallel=parallel,
+    )  # fmt: skip
+    _check_applies(options)
+    timeout = float(timeout)
     common = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed, "cache": cache}
     if spec == "simulated" or spec.startswith("simulated:"):
         if api_key:  # it would be ignored: the simulated backbone sends nothing anywhere
@@ -126,57 +125,15 @@ def _required(lm: dspy.LM, require_logprobs: bool) -> dspy.LM:
     return declare(lm, require_logprobs=require_logprobs)
 
 
-def is_local(spec: Any) -> bool:
-    """Whether a backbone spec names a local GGUF model the package serves (embedded or gguf:PATH)."""
-    return isinstance(spec, str) and (spec.strip() == "embedded" or spec.strip().startswith("gguf:"))
-
-
-def _check_options(
-    spec: str,
-    temperature: Any,
-    seed: Any,
-    max_tokens: Any,
-    repeat_penalty: Any,
-    parallel: Any,
-    adapter: Any,
-    constrained: Any = False,
-) -> None:
-    """Every check of a backbone's options before anything is built or loaded: one list for `make_lm` and
-    for `check_backbone`'s embedded shortcut, so neither can miss one the other makes."""
-    _check_sampling(temperature, seed, max_tokens)
-    _check_repeat_penalty(spec, repeat_penalty)
-    _check_parallel(spec, parallel)
-    _check_adapter(spec, adapter, constrained)
-
-
-def _check_sampling(temperature: Any, seed: Any, max_tokens: Any) -> None:
-    """The same ranges the flags have, for a caller of the Python API: NaN, an infinity or a negative
-    temperature would otherwise reach the backbone (every answer unparsed) and the run's identity."""
-    low, high = TEMPERATURE_RANGE
-    number = isinstance(temperature, int | float) and not isinstance(temperature, bool)
-    if not number or not low <= temperature <= high:
-        raise BackboneError(f"temperature must be a number from {low:g} to {high:g}, got {temperature!r}")
-    low_seed, high_seed = SEED_RANGE
-    if isinstance(seed, bool) or not isinstance(seed, int) or not low_seed <= seed <= high_seed:
-        raise BackboneError(f"seed must be a whole number from {low_seed} to {high_seed}, got {seed!r}")
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        raise BackboneError(f"max_tokens must be a whole number of at least 1, got {max_tokens!r}")
-
-
-def _check_repeat_penalty(spec: str, penalty: float) -> None:
-    if not penalty > 0:  # also refuses NaN
-        raise BackboneError(f"--repeat-penalty must be above 0 (1 turns it off), got {penalty!r}")
-    if penalty != DEFAULT_REPEAT_PENALTY and not is_local(spec):
+def _check_applies(options: BackboneOptions) -> None:
+    """What the settings' bounds (BackboneOptions, checked when it was made) cannot say: a setting given to
+    a backbone that has no such thing. One list for `make_lm` and `check_backbone`'s embedded shortcut."""
+    spec = options.lm
+    if options.repeat_penalty != DEFAULT_REPEAT_PENALTY and not is_local(spec):
         raise BackboneError(f"--repeat-penalty applies to local GGUF models only, not to '{spec}'; drop it")
-
-
-def _check_parallel(spec: str, parallel: Any) -> None:
-    if parallel is None:  # the backbone's own default
-        return
-    if not isinstance(parallel, int) or isinstance(parallel, bool) or not 1 <= parallel <= MAX_PARALLEL:
-        raise BackboneError(f"--parallel must be a whole number from 1 to {MAX_PARALLEL}, got {parallel!r}")
-    if parallel > 1 and not is_local(spec):
+    if options.parallel is not None and options.parallel > 1 and not is_local(spec):
         raise BackboneError(f"--parallel applies to local GGUF models only, not to '{spec}'; drop it")
+    _check_adapter(spec, options.adapter, options.constrained)
 
 
 def _check_adapter(spec: str, adapter: Any, constrained: Any = False) -> None:
@@ -215,16 +172,10 @@ def check_backbone(spec: str, *, api_base: str | None = None, **options: Any) ->
     packaged model is only checked for its runtime (assembling it is the slow part of its first use).
     """
     if isinstance(spec, str) and spec.strip() == "embedded":
-        _check_options(
-            "embedded",
-            options.get("temperature", 0.0),
-            options.get("seed", 42),
-            options.get("max_tokens", 1024),
-            options.get("repeat_penalty", DEFAULT_REPEAT_PENALTY),
-            options.get("parallel"),
-            options.get("adapter", "auto"),
-            options.get("constrained", False),
-        )
+        options.pop("on_status", None)
+        options.pop("num_retries", None)
+        options.pop("n_ctx", None)
+        _check_applies(BackboneOptions.from_kwargs("embedded", api_base=api_base, **options))
         _check_local("embedded", api_base)
         return
     make_lm(spec, api_base=api_base, **options)

@@ -30,7 +30,7 @@ from cejudge_dspy.cli._common import (
     INTERRUPTED,
     add_backbone_args,
     backbone,
-    backbone_options,
+    backbone_flags,
     bound,
     check_flag,
     end_process,
@@ -81,18 +81,18 @@ def _run_judge(args: argparse.Namespace) -> int:
     out, err = console(), console(stderr=True)
     if args.preset:
         err.print(describe_preset(args.preset, flags, resolved), soft_wrap=True)
-    lm_options = backbone_options(args)
-    if (members := panel_members(args, flags.methods, judge, lm_options)) is not None:
-        return judge_with_panel(args, spec, items_from_args(args, spec), members, judge, lm_options)
+    lm = backbone_flags(args)
+    if (members := panel_members(args, flags.methods, judge, lm)) is not None:
+        return judge_with_panel(args, spec, items_from_args(args, spec), members, judge, lm)
     judge.check(spec)
-    check_method_backbone(judge.method, args.lm, args.api_base)
+    check_method_backbone(judge.method, lm.lm, lm.api_base)
     items = items_from_args(args, spec)
     label = run_program_identity(spec.name, judge.method, judge.program)
     for line in program_notes(label, spec.name, judge):
         err.print(line)
     # One live line while waiting: the stage in flight, the item's LM calls done of expected, its clock.
     display = JudgeDisplay(err, len(items))
-    with live(err, display, transient=True), backbone(args, display), on_progress(display.on_stage):
+    with live(err, display, transient=True), backbone(lm, display), on_progress(display.on_stage):
         program = run_program(spec.name, options=judge)
         results = []
         for n, item in enumerate(items, 1):
@@ -145,9 +145,9 @@ def _run_tasks(args: argparse.Namespace) -> int:
 def _check_one_backbone(args: argparse.Namespace) -> None:
     """--lm and --method name a panel's members when repeated, in the commands that take a panel (judge,
     evaluate); elsewhere a second value is one line, never silently dropped."""
-    if hasattr(args, "panel"):
-        return
     given = vars(args)
+    if "panel" in given:
+        return
     for flag, dest in (("--lm", "lm_all"), ("--method", "method_all")):
         if len(set(given.get(dest) or [])) > 1:
             raise InputError(
@@ -155,10 +155,25 @@ def _check_one_backbone(args: argparse.Namespace) -> None:
             )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a flag the command does not have named with its nearest flag (`--temprature`: did
+    you mean --temperature?)."""
+
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            import difflib
+
+            sub = next(a for a in self._actions if isinstance(a, argparse._SubParsersAction))
+            known = list(sub.choices[parsed.command]._option_string_actions)
+            close = [m for x in extra if x.startswith("--") for m in difflib.get_close_matches(x, known, n=1)]
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            self.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
+        return parsed
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="cejudge", description="Checklist-engineered multilingual LLM judges."
-    )
+    parser = _Parser(prog="cejudge", description="Checklist-engineered multilingual LLM judges.")
     sub = parser.add_subparsers(dest="command", required=True)
     _judge_parser(sub)
     _tasks_parser(sub)
@@ -181,9 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(args_list)
 
     def handler(args: argparse.Namespace) -> int:
-        if hasattr(args, "lm"):  # a command with backbone flags: their bounds before anything runs
-            backbone_options(args)
-            _check_one_backbone(args)
+        _check_one_backbone(args)
         return args.handler(args)
 
     code = run_command(handler, args)

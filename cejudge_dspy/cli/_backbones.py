@@ -14,7 +14,7 @@ import dataclasses
 import json
 from typing import Any
 
-from cejudge_dspy.cli._common import add_backbone_args, backbone_options, command_secrets
+from cejudge_dspy.cli._common import add_backbone_args, backbone_flags, command_secrets
 from cejudge_dspy.errors import BackboneError
 
 # What a judge does with each feature and without it: the table's last column.
@@ -45,25 +45,25 @@ def run_check(args: argparse.Namespace) -> int:
     from cejudge_dspy.runs import public_url, redact_text
 
     # A check must reach the backbone itself, and asks once: no retries, each bounded by --timeout.
-    options = backbone_options(args) | {"cache": False, "num_retries": 0}
-    lm = make_lm(args.lm, **options)
+    backbone = dataclasses.replace(backbone_flags(args), cache=False)
+    lm = make_lm(backbone.lm, **backbone.kwargs(), num_retries=0)
     try:
         checks = check_features(lm)
     except BackboneError:
         raise
     except Exception as exc:  # unreachable, a rejected key, an unknown model, no answer: one line
-        explained = backbone_failure(exc, args.lm, api_base=args.api_base)
+        explained = backbone_failure(exc, backbone.lm, api_base=backbone.api_base)
         why = error_line(exc, limit=200)
-        raise (explained or BackboneError(f"backbone '{args.lm}' failed: {why}")) from exc
+        raise (explained or BackboneError(f"backbone '{backbone.lm}' failed: {why}")) from exc
     # What the server said goes into the evidence: no secret of the command in it (runs._redact).
     secrets = command_secrets(args)
     checks = [dataclasses.replace(c, detail=redact_text(c.detail, secrets)) for c in checks]
     out = console()
-    where = public_url(args.api_base)  # never its credentials
+    where = public_url(backbone.api_base)  # never its credentials
     if args.json:
-        out.print_json(json.dumps({"lm": args.lm, "api_base": where} | _as_dict(checks)))
+        out.print_json(json.dumps({"lm": backbone.lm, "api_base": where} | _as_dict(checks)))
         return 0
-    table = Table(title=f"{args.lm}" + (f" at {where}" if where else ""))
+    table = Table(title=f"{backbone.lm}" + (f" at {where}" if where else ""))
     for column in ("feature", "available", "evidence", "what the judges do"):
         table.add_column(column, overflow="fold")
     for check in checks:

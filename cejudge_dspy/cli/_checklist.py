@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from cejudge_dspy.cli._common import add_backbone_args, backbone
+from cejudge_dspy.cli._common import add_backbone_args, backbone, backbone_flags
 from cejudge_dspy.errors import DataError, InputError
 from cejudge_dspy.files import read_json
 
@@ -87,7 +87,8 @@ def _build(args: argparse.Namespace) -> tuple[Any, Path]:
     hazard = None if args.force else overwrite_hazard(wanted)
     # Decided before the build, which takes minutes: a reviewed file is never lost to a rebuild.
     target = beside(wanted) if hazard else wanted
-    with err.status(f"Building the {spec.name} checklist on {args.lm}…") as status, backbone(args, status):
+    lm = backbone_flags(args)
+    with err.status(f"Building the {spec.name} checklist on {lm.lm}…") as status, backbone(lm, status):
         checklist = build_checklist(spec, augment=not args.no_augment)
     path = checklist.save(target)
     if hazard:

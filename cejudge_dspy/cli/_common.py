@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from cejudge_dspy.cli._program_args import Repeatable, as_flag
-from cejudge_dspy.errors import CEJudgeError, InputError
-from cejudge_dspy.judges import ADAPTER_CHOICES, Option
+from cejudge_dspy.backbones import BackboneOptions
+from cejudge_dspy.cli._program_args import add_flag, as_flag, config_options, given_options
+from cejudge_dspy.errors import CEJudgeError, InputError, Option
 
 if TYPE_CHECKING:  # the flags are built without DSPy; commands import it when they run
     import dspy
@@ -37,94 +37,33 @@ def check_flag(option: Option, value: Any) -> None:
         raise InputError(problem, field=option.flag)
 
 
-# The backbone's numeric flags. Temperatures above 2 are outside what the HTTP providers accept; llama.cpp's
-# seed is a 32-bit unsigned number.
-TEMPERATURE = bound("--temperature", "a sampling temperature", 0.0, 2.0)
-SEED = bound("--seed", "a random seed", 0, 2**32 - 1)
-MAX_TOKENS = bound("--max-tokens", "tokens", 1)
-# Its range is the backbone's own (backbones.check_backbone: above 0); here only a finite number.
-REPEAT_PENALTY = bound("--repeat-penalty", "a repeat penalty")
-# Seconds one call to an HTTP backbone may take, retries included (backbones.TIMEOUT_RANGE says the same):
-# a server that accepts a request and never answers ends the run in this time, not in the client's 600 s.
-TIMEOUT = bound("--timeout", "seconds", 1, 3600)
-DEFAULT_TIMEOUT = 300  # backbones.DEFAULT_TIMEOUT_S (why 300: there)
-
-
 def add_backbone_args(p: argparse.ArgumentParser) -> None:
+    """The backbone flags, one per field of `BackboneOptions` (its flag, help, kind and range)."""
     p.set_defaults(lm_all=None)  # every --lm given (Repeatable): several name a panel's members
     g = p.add_argument_group("backbone")
-    g.add_argument(
-        "--lm",
-        default="embedded",
-        action=Repeatable,
-        help="embedded (default), gguf:PATH, llama-server/NAME with --api-base, or a dspy model string such "
-        "as hosted_vllm/MODEL; repeated "
-        "(evaluate, judge), a panel: one member per backbone (and per --method)",
-    )
-    g.add_argument("--api-base", default=None, help="server URL for HTTP backbones, including /v1")
-    g.add_argument("--api-key", default=None, help="API key for HTTP backbones")
-    g.add_argument(
-        "--temperature",
-        type=float,
-        default=0.0,
-        help=f"sampling temperature, {TEMPERATURE.describe()} (default 0)",
-    )
-    g.add_argument("--seed", type=int, default=42, help=f"random seed, {SEED.describe()} (default 42)")
-    g.add_argument(
-        "--max-tokens",
-        type=int,
-        default=1024,
-        help=f"output tokens per call, {MAX_TOKENS.describe()} (default 1024)",
-    )
-    g.add_argument(
-        "--adapter",
-        choices=ADAPTER_CHOICES,
-        default="auto",
-        help="the prompt format: DSPy's chat adapter ([[ ## field ## ]] markers) or its JSON adapter; auto "
-        "(default): json for llama.cpp's server (local GGUF models, llama-server/NAME), chat for other "
-        "backbones. json suits a small model behind "
-        "a server that does not follow the chat markers",
-    )
-    g.add_argument(
-        "--timeout",
-        type=float,
-        default=DEFAULT_TIMEOUT,
-        help=f"HTTP backbones: seconds one call may take, retries included, {TIMEOUT.describe()} (default "
-        f"{DEFAULT_TIMEOUT}); a server that stops answering ends the run with one line, its records kept",
-    )
-    g.add_argument("--no-cache", action="store_true", help="do not read or write DSPy's response cache")
-    g.add_argument(
-        "--require-logprobs",
-        action="store_true",
-        help="stop with an error when the backbone gives no token probabilities, instead of falling "
-        "back to the argmax answers (`cejudge backbones check` says what a server gives)",
-    )
-    g.add_argument(
-        "--constrained",
-        action="store_true",
-        help="llama.cpp's server (local GGUF models, llama-server/NAME): send the JSON schema, decoded as a "
-        "grammar (always parses; slower where the model strays from it)",
-    )
-    # No numbers here: the defaults are the local server's own (backbones), which import DSPy,
-    # and the flags are built without it.
-    g.add_argument(
-        "--repeat-penalty",
-        type=float,
-        default=None,
-        help="local GGUF models: their llama.cpp server's repeat penalty (default: a mild one; 1: off)",
-    )
-    g.add_argument(
-        "--parallel",
-        type=int,
-        default=None,
-        help="local GGUF models: their llama.cpp server's slots, the calls it decodes together "
-        "(default 1; docs/measurements/local-server.md)",
-    )
+    for _, opt in BackboneOptions.options():
+        add_flag(g, opt)
+
+
+def has_backbone(args: argparse.Namespace) -> bool:
+    """Whether the command takes the backbone flags."""
+    return "lm_all" in vars(args)
+
+
+def backbone_flags(args: argparse.Namespace) -> BackboneOptions:
+    """The command's backbone: the flags given over a --config file's backbone keys over the defaults,
+    checked (a value out of its bounds is one line naming its flag)."""
+    config = vars(args).get("config")
+    given = {**(config_options(config)[1] if config else {}), **given_options(args, BackboneOptions)}
+    try:
+        return BackboneOptions(**given)
+    except InputError as exc:
+        raise as_flag(exc) from None
 
 
 @contextmanager
-def backbone(args: argparse.Namespace, status: Any = None) -> Iterator[dspy.LM]:
-    """Build the LM from flags and make it current for the block (dspy.context, not configure)."""
+def backbone(options: BackboneOptions, status: Any = None) -> Iterator[dspy.LM]:
+    """Build the LM and make it current for the block (dspy.context, not configure)."""
 
     def on_status(message: str) -> None:
         if status is not None:
@@ -132,35 +71,8 @@ def backbone(args: argparse.Namespace, status: Any = None) -> Iterator[dspy.LM]:
 
     from cejudge_dspy.backbones import use_backbone
 
-    with use_backbone(args.lm, on_status=on_status, **backbone_options(args)) as lm:
+    with use_backbone(options.lm, on_status=on_status, **options.kwargs()) as lm:
         yield lm
-
-
-def backbone_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The backbone flags, checked, as `use_backbone` / `check_backbone` / `make_lm` keyword arguments (a
-    Ray worker builds its LM from these): the one place they are read."""
-    flags = vars(args)
-    for option in (TEMPERATURE, SEED, MAX_TOKENS, REPEAT_PENALTY, TIMEOUT):
-        check_flag(option, flags.get(option.dest))
-    from cejudge_dspy.backbones import DEFAULT_REPEAT_PENALTY
-
-    rp, parallel = flags.get("repeat_penalty"), flags.get("parallel")
-    return {
-        "api_base": args.api_base,
-        "api_key": args.api_key,
-        "temperature": args.temperature,
-        "seed": args.seed,
-        "max_tokens": args.max_tokens,
-        "cache": not args.no_cache,
-        "adapter": flags.get("adapter") or "auto",
-        "timeout": float(flags.get("timeout") or DEFAULT_TIMEOUT),
-        **({"require_logprobs": True} if flags.get("require_logprobs") else {}),
-        **({"constrained": True} if flags.get("constrained") else {}),
-        # Passed only when set: HTTP backbones refuse a sampler setting they do not have.
-        **({"repeat_penalty": float(rp)} if rp is not None and float(rp) != DEFAULT_REPEAT_PENALTY else {}),
-        # Passed only when given: HTTP backbones refuse a setting they do not have.
-        **({"parallel": parallel} if parallel is not None else {}),
-    }
 
 
 def parse_fields(pairs: Sequence[str] | None, flag: str = "--field") -> dict[str, str]:
@@ -193,11 +105,14 @@ def run_command(handler: Handler, args: argparse.Namespace) -> int:
     """Run a command: every CEJudgeError (and a backbone failure DSPy wrapped) is one red line on stderr
     and its exit code; anything else is a bug and keeps its traceback. An option the library names as
     Python spells it (`tie_band`) is named by its flag here (`--tie-band`). The package's warnings while it
-    runs (a backbone's refusal, quoted) say no secret of the command either (`_RedactingFilter`)."""
+    runs (a backbone's refusal, quoted) say no secret of the command either (`_RedactingFilter`). A
+    command with backbone flags has them checked before anything runs."""
     quiet = _RedactingFilter(args)
     logging.getLogger("cejudge_dspy").addFilter(quiet)
+    lm: BackboneOptions | None = None
     try:
         try:
+            lm = backbone_flags(args) if has_backbone(args) else None
             return handler(args)
         except InputError as exc:
             raise as_flag(exc) from None
@@ -208,8 +123,7 @@ def run_command(handler: Handler, args: argparse.Namespace) -> int:
             # answer) in its own errors: one line for each, never a traceback.
             from cejudge_dspy.backbones import backbone_failure
 
-            lm = getattr(args, "lm", None)
-            explained = backbone_failure(exc, lm, api_base=getattr(args, "api_base", None)) if lm else None
+            explained = backbone_failure(exc, lm.lm, api_base=lm.api_base) if lm else None
             if explained is None:
                 raise
             raise explained from exc
@@ -218,7 +132,7 @@ def run_command(handler: Handler, args: argparse.Namespace) -> int:
 
         from cejudge_dspy.cli.display import console
 
-        line = error_message(exc, args)
+        line = error_message(exc, command_secrets(args))
         console(stderr=True).print(Text.assemble(("error: ", "bold red"), line), soft_wrap=True)
         return exc.exit_code
     except KeyboardInterrupt:
@@ -245,19 +159,19 @@ class _RedactingFilter(logging.Filter):
 
 def command_secrets(args: argparse.Namespace) -> list[str]:
     """The secrets a command was given: --api-key, OPENAI_API_KEY (what an `openai/` backbone sends without
-    one), the credentials in --api-base and --reflection-api-base."""
+    one), the credentials in --api-base and --reflection-api-base (as given, before any check)."""
     from cejudge_dspy.runs import secrets_of
 
-    keys = [getattr(args, "api_key", None), os.environ.get("OPENAI_API_KEY")]
-    bases = [getattr(args, "api_base", None), getattr(args, "reflection_api_base", None)]
-    return secrets_of(keys, bases)
+    flags = vars(args)
+    keys = [flags.get("api_key"), os.environ.get("OPENAI_API_KEY")]
+    return secrets_of(keys, [flags.get("api_base"), flags.get("reflection_api_base")])
 
 
-def error_message(exc: BaseException, args: argparse.Namespace) -> str:
+def error_message(exc: BaseException, secrets: list[str]) -> str:
     """An error as the one line the CLI prints: its reason without a wrapped traceback
     (`backbones.error_line`), and no secret of the command in it, nor any labelled credential or URL
     credentials a server echoed (`runs.redact_text`, the redaction every record gets)."""
     from cejudge_dspy.backbones import error_line
     from cejudge_dspy.runs import redact_text
 
-    return redact_text(error_line(exc, limit=None), command_secrets(args))
+    return redact_text(error_line(exc, limit=None), secrets)

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from cejudge_dspy.cli._common import add_backbone_args, backbone_options, parse_fields
+from cejudge_dspy.cli._common import add_backbone_args, backbone_flags, parse_fields
 from cejudge_dspy.cli._run_args import add_data_args, add_run_args
 
 TRANSLATORS = (
@@ -80,13 +80,11 @@ def run_consistency(args: argparse.Namespace) -> int:
         translator=args.render_translator,
         program=args.program,
         data=args.data,
-        lm=args.lm,
-        lm_options=backbone_options(args),
+        backbone=backbone_flags(args),
         out=args.out,
         concurrency=args.concurrency,
         limit=args.limit,
         first=args.first,
-        seed=args.seed,
         subsets=args.subset,
         fields=parse_fields(args.field),
         constants=parse_fields(args.const, "--const"),

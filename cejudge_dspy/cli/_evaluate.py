@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-from cejudge_dspy.cli._common import add_backbone_args, backbone_options, parse_fields
+from cejudge_dspy.cli._common import add_backbone_args, backbone_flags, parse_fields
 from cejudge_dspy.cli._compare import add_parsers as add_compare_parsers
 from cejudge_dspy.cli._panel import add_panel_arg, panel_members
 from cejudge_dspy.cli._presets import add_preset_arg, describe_preset, resolve_preset
@@ -81,12 +81,11 @@ def run_evaluate(args: argparse.Namespace) -> int:
         task=flags.task,
         data=args.data,
         judge=flags.options(),
-        lm=args.lm,
+        backbone=backbone_flags(args),
         out=args.out,
         concurrency=args.concurrency,
         limit=args.limit,
         first=args.first,
-        seed=args.seed,
         languages=args.language,
         subsets=args.subset,
         shard=parse_shard(args.shard),
@@ -101,9 +100,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
     resolved = resolve_preset(args.preset, flags, flags.task)
     if args.preset:
         console(stderr=True).print(describe_preset(args.preset, flags, resolved), soft_wrap=True)
-    lm_options = backbone_options(args)
-    members = panel_members(args, flags.methods, resolved.options, lm_options)
-    options = replace(options, judge=resolved.options, lm_options=lm_options, panel=members)
+    members = panel_members(args, flags.methods, resolved.options, options.run_backbone)
+    options = replace(options, judge=resolved.options, panel=members)
     options = replace(
         options,
         task=resolved.task,  # a preset's declaration; the run directory keeps the name given

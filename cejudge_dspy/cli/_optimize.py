@@ -1,8 +1,10 @@
-"""`optimize.py` / `cejudge optimize`: tune a task's instructions and save the program with its manifest.
+"""`optimize.py` / `cejudge optimize`: the flags read once into the library's `cejudge_dspy.optimize(...)`,
+which tunes a task's instructions and saves the program with its manifest; this module prints its plan,
+progress and outcome.
 
 The plan (split sizes, optimizer, estimated LM calls) is printed before anything runs; an interactive
-terminal is asked to confirm unless --yes, a non-interactive run proceeds. The judge backbone is built
-by the same `backbone()` as `judge` and `evaluate` (same flags, same adapter), so instructions are tuned
+terminal is asked to confirm unless --yes, a non-interactive run proceeds. The judge backbone is the same
+`BackboneOptions` as `judge` and `evaluate` read (same flags, same adapter), so instructions are tuned
 under the adapter they will be judged with. Errors follow _common.py's convention; Ctrl-C during
 optimization saves what `optimize` hands back and says which program that is.
 """
@@ -12,7 +14,6 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -20,14 +21,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.prompt import Confirm
 from rich.table import Table
 
-from cejudge_dspy.cli._common import add_backbone_args, backbone, parse_fields
+from cejudge_dspy.cli._common import add_backbone_args, backbone_flags, parse_fields
 from cejudge_dspy.cli.display import console as make_console
-from cejudge_dspy.tasks import TaskSpec, load_task
 from cejudge_dspy.tuning import OPTIMIZERS
 
 # The flags are built without DSPy: what tunes, loads and saves is imported when the command runs.
 if TYPE_CHECKING:
-    from cejudge_dspy.tuning import Budget, CallEstimate, OptimizeReport
+    from cejudge_dspy.tuning import Optimization, OptimizePlan
 
 PHASES = {
     "anchors": "anchors: train split, starting program",
@@ -84,17 +84,6 @@ def add_parsers(sub: Any) -> None:
     p.set_defaults(handler=run_optimize)
 
 
-def _reflection_lm(args: argparse.Namespace, lm: Any) -> Any:
-    if not args.reflection_lm or args.reflection_lm == args.lm:
-        return lm  # one model instance: an embedded model is not loaded twice
-    from cejudge_dspy.backbones import make_lm
-
-    local = args.reflection_lm == "embedded" or args.reflection_lm.startswith("gguf:")
-    base = args.reflection_api_base or (None if local else args.api_base)
-    # Proposals should vary between iterations, so the reflection model samples (GEPA's advice).
-    return make_lm(args.reflection_lm, api_base=base, seed=args.seed, temperature=1.0, max_tokens=4096)
-
-
 def run_optimize(args: argparse.Namespace) -> int:
     console = make_console()
     try:
@@ -105,53 +94,88 @@ def run_optimize(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, console: Console) -> int:
-    from cejudge_dspy.data import load_items
-    from cejudge_dspy.judges import check_save_path, default_path
-    from cejudge_dspy.tuning import estimate_calls, parse_budget, split_items
+    """The flags read once into `optimize`'s arguments; its plan, progress and outcome printed."""
+    from cejudge_dspy.tuning import optimize_task, reflection_backbone
 
-    spec, budget = load_task(args.task), parse_budget(args.budget)
-    out = Path(args.out) if args.out is not None else default_path(spec)
-    check_save_path(out)  # a bad name, a planted symlink or an unwritable folder: before any tuning
     if not args.verbose:
         logging.getLogger("dspy").setLevel(logging.WARNING)
-    fields = parse_fields(args.field)
-    items = load_items(spec, args.data, fields=fields or None, subsets=args.subset, seed=args.seed)
-    train, dev, dropped = split_items(items, args.train, args.dev, args.seed)
-    estimate = estimate_calls(spec, train, dev, optimizer=args.optimizer, budget=budget, demos=args.demos)
-    log_dir = out.parent / f"{out.stem}.gepa" if args.optimizer == "gepa" else None
-    _print_plan(console, spec, args.optimizer, budget, estimate, train, dev, dropped, log_dir)
-    if not args.yes and sys.stdin.isatty() and not Confirm.ask("Start?", console=console, default=True):
-        console.print("cancelled; nothing ran")
+    lm = backbone_flags(args)
+    reflection = args.reflection_lm
+    if reflection and args.reflection_api_base and reflection != lm.lm:
+        reflection = reflection_backbone(reflection, lm, args.reflection_api_base)
+
+    def on_plan(plan: OptimizePlan) -> bool:
+        _print_plan(console, plan)
+        if not args.yes and sys.stdin.isatty() and not Confirm.ask("Start?", console=console, default=True):
+            console.print("cancelled; nothing ran")
+            return False
+        return True
+
+    bars = _PhaseBars(console)  # started at the first phase: the plan and its question come first
+    try:
+        result = optimize_task(
+            args.task,
+            data=args.data,
+            fields=parse_fields(args.field),
+            subsets=args.subset,
+            backbone=lm,
+            reflection=reflection,
+            optimizer=args.optimizer,
+            budget=args.budget,
+            demos=args.demos,
+            train=args.train,
+            dev=args.dev,
+            program=args.program,
+            threads=args.threads,
+            out=args.out,
+            save_anyway=args.save_anyway,
+            on_plan=on_plan,
+            on_progress=bars.update,
+        )
+    finally:
+        bars.stop()
+    if result.report is None:
         return 1
-    report, lm, reflection_lm = _optimize_with_progress(args, console, spec, budget, train, dev, log_dir)
-    manifest = report.manifest(
-        task_lm=lm.model, reflection_lm=reflection_lm.model, data=args.data or spec.dataset.hub_id or None
-    )
-    manifest.update(fields=fields, subsets=args.subset or [], dropped=dropped, estimate=estimate.__dict__)
-    # The item ids of each split, so "measured on items not used for tuning" can be checked and redone.
-    manifest["split_ids"] = {"train": [ex.id for ex in train], "dev": [ex.id for ex in dev]}
-    _print_scores(console, report)
-    return _save_if_gained(args, console, report, out, manifest)
+    _print_scores(console, result.report)
+    _print_outcome(console, result)
+    return 0
 
 
-def _print_plan(
-    console: Console,
-    spec: TaskSpec,
-    optimizer: str,
-    budget: Budget,
-    estimate: CallEstimate,
-    train: list[Any],
-    dev: list[Any],
-    dropped: dict[str, int],
-    log_dir: Path | None,
-) -> None:
+class _PhaseBars:
+    """One progress bar per phase of `optimize` (PHASES), shown from the first phase on."""
+
+    def __init__(self, console: Console) -> None:
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=False,
+        )
+        self.bars: dict[str, Any] = {}
+
+    def update(self, phase: str, done: int, total: int | None) -> None:
+        if not self.bars:
+            self.progress.start()
+        if phase not in self.bars:
+            self.bars[phase] = self.progress.add_task(PHASES.get(phase, phase), total=total)
+        self.progress.update(self.bars[phase], completed=done, total=total)
+
+    def stop(self) -> None:
+        if self.bars:
+            self.progress.stop()
+
+
+def _print_plan(console: Console, plan: OptimizePlan) -> None:
     """What is about to run: the task, the split sizes, the optimizer and its estimated LM calls."""
-    skipped = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in dropped.items() if n)
+    spec, log_dir = plan.spec, plan.log_dir
+    skipped = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in plan.dropped.items() if n)
     console.print(
-        f"task {spec.name} (v{spec.version}, {spec.mode}): {len(train)} train + {len(dev)} dev items"
-        + (f" (skipped {skipped})" if skipped else "")
+        f"task {spec.name} (v{spec.version}, {spec.mode}): {len(plan.train)} train + {len(plan.dev)} dev "
+        "items" + (f" (skipped {skipped})" if skipped else "")
     )
-    console.print(f"{optimizer} budget {budget}: estimated {estimate.describe()}")
+    console.print(f"{plan.optimizer} budget {plan.budget}: estimated {plan.estimate.describe()}")
     from cejudge_dspy.tuning import Checkpoint
 
     if log_dir is not None and (log_dir / "cejudge_run.json").exists() and Checkpoint(log_dir).exists():
@@ -160,72 +184,19 @@ def _print_plan(
         )
 
 
-def _optimize_with_progress(
-    args: argparse.Namespace,
-    console: Console,
-    spec: TaskSpec,
-    budget: Budget,
-    train: list[Any],
-    dev: list[Any],
-    log_dir: Path | None,
-) -> tuple[OptimizeReport, Any, Any]:
-    """Run `optimize` on the judge backbone with a progress bar per phase; the report and both LMs."""
-    from cejudge_dspy.tuning import optimize
-
-    with (
-        backbone(args) as lm,
-        Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-            transient=False,
-        ) as progress,
-    ):
-        bars: dict[str, Any] = {}
-
-        def on_progress(phase: str, done: int, total: int | None) -> None:
-            if phase not in bars:
-                bars[phase] = progress.add_task(PHASES.get(phase, phase), total=total)
-            progress.update(bars[phase], completed=done, total=total)
-
-        reflection_lm = _reflection_lm(args, lm)
-        report = optimize(
-            spec,
-            train,
-            dev,
-            optimizer=args.optimizer,
-            budget=budget,
-            demos=args.demos,
-            reflection_lm=reflection_lm,
-            seed=args.seed,
-            program=args.program,
-            lm=lm,
-            on_progress=on_progress,
-            num_threads=args.threads,
-            log_dir=log_dir,
-        )
-    return report, lm, reflection_lm
-
-
-def _save_if_gained(
-    args: argparse.Namespace, console: Console, report: OptimizeReport, out: Path, manifest: dict[str, Any]
-) -> int:
-    """Save the tuned program only with a significant held-out gain (or --save-anyway), saying which."""
+def _print_outcome(console: Console, result: Optimization) -> None:
+    """The held-out decision, and what was saved (or why nothing was)."""
+    report = result.report
+    assert report is not None
     gain = report.held_out
     if gain is not None:
         console.print(f"held-out {'gain' if gain['significant'] else 'comparison'}: {gain['reason']}")
-    if not (gain and gain["significant"]) and not args.save_anyway:
-        why = "the tuned program was not re-scored on the dev split" if gain is None else "no held-out gain"
+    if result.saved is None:
         console.print(
-            f"nothing saved ({why}): the starting program stays the default; "
+            f"nothing saved ({result.why_not}): the starting program stays the default; "
             "--save-anyway writes it for inspection (--program auto will still not load it)"
         )
-        return 0
-    from cejudge_dspy.judges import save_program
-
-    written = save_program(report.program, out, manifest)
+        return
     if report.source == "best-so-far":
         console.print(
             "interrupted: saved the best candidate found so far (its dev score was not re-measured)"
@@ -233,8 +204,7 @@ def _save_if_gained(
     elif report.source == "base":
         console.print("interrupted before any better candidate: saved the starting program unchanged")
     console.print(f"changed stages: {', '.join(report.changed_stages) or 'none'}")
-    console.print(f"saved {out} and {written}")
-    return 0
+    console.print(f"saved {result.saved} and {result.manifest_path}")
 
 
 def _print_scores(console: Console, report: Any) -> None:

@@ -5,7 +5,6 @@ checks, the panel judge and its backbones are the library's (`cejudge_dspy.evalu
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +13,7 @@ from cejudge_dspy.judges import JudgeOptions
 from cejudge_dspy.tasks import TaskSpec
 
 if TYPE_CHECKING:  # the flags are built without DSPy
+    from cejudge_dspy.backbones import BackboneOptions
     from cejudge_dspy.judges.panel import PanelMember
 
 
@@ -29,17 +29,17 @@ def add_panel_arg(p: argparse.ArgumentParser) -> None:
 
 
 def panel_members(
-    args: argparse.Namespace, methods: list[str], judge: JudgeOptions, lm_options: Mapping[str, Any]
+    args: argparse.Namespace, methods: list[str], judge: JudgeOptions, backbone: BackboneOptions
 ) -> list[PanelMember] | None:
     """The members the flags name (a panel file's or every pairing of repeated --lm/--method), with the
     command's server, key and adapter where a member has none; None for one judge."""
     from cejudge_dspy.judges.panel import check_names, members_from_flags, read_panel_file
 
-    lms = list(dict.fromkeys(args.lm_all or [args.lm]))
+    lms = list(dict.fromkeys(args.lm_all or [backbone.lm]))
     if args.panel:
         if len(lms) > 1 or len(methods) > 1:
             raise InputError("names the members; drop the repeated --lm/--method", field="--panel")
-        members = read_panel_file(args.panel, judge, args.lm)
+        members = read_panel_file(args.panel, judge, backbone.lm)
     elif len(lms) > 1 or len(methods) > 1:
         members = members_from_flags(lms, methods, judge)
         check_names(members, "--lm/--method")
@@ -48,9 +48,9 @@ def panel_members(
     return [
         replace(
             m,
-            api_base=m.api_base or lm_options["api_base"],
-            api_key=m.api_key or lm_options["api_key"],
-            adapter=m.adapter or lm_options["adapter"],
+            api_base=m.api_base or backbone.api_base,
+            api_key=m.api_key or backbone.api_key,
+            adapter=m.adapter or backbone.adapter,
         )
         for m in members
     ]
@@ -62,7 +62,7 @@ def judge_with_panel(
     items: list[Any],
     members: list[PanelMember],
     judge: JudgeOptions,
-    lm_options: dict[str, Any],
+    backbone: BackboneOptions,
 ) -> int:
     """`cejudge judge` with a panel: each item judged by every member, then each member's verdict and the
     panel's votes printed (or, with --json, the panel's result with its `members`)."""
@@ -76,14 +76,14 @@ def judge_with_panel(
     from cejudge_dspy.usage import clock, on_progress
 
     source = str(args.panel) if args.panel else "panel"
-    check_panel(spec, members, lm_options, source)
+    check_panel(spec, members, backbone, source)
     program, _ = build_panel(spec, members, judge.tie_band, source)
     out, err = console(), console(stderr=True)
     display = JudgeDisplay(err, len(items))
     results = []
     with (
         live(err, display, transient=True),
-        panel_backbone(members, lm_options, display.update),
+        panel_backbone(members, backbone, display.update),
         on_progress(display.on_stage),
     ):
         for n, item in enumerate(items, 1):

@@ -30,11 +30,11 @@ def add_program_args(p: argparse.ArgumentParser, options: type[JudgeOptions] = J
         "--config",
         default=None,
         metavar="FILE",
-        help="a TOML file of judge options (the flags' names with underscores, e.g. tie_band = 0.1, "
-        "concepts = false); flags given on the command line win",
+        help="a TOML file of judge and backbone options (the flags' names with underscores, e.g. tie_band = "
+        "0.1, concepts = false, temperature = 0.2); flags given on the command line win",
     )
     for f in fields(options):
-        _add_flag(groups[f.metadata["option"].group], f.metadata["option"])
+        add_flag(groups[f.metadata["option"].group], f.metadata["option"])
     p.set_defaults(method_all=None)
 
 
@@ -50,26 +50,29 @@ class Repeatable(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def _add_flag(g: Any, opt: Option) -> None:
-    unset = argparse.SUPPRESS  # the namespace holds a program flag only when it is given
+def add_flag(g: Any, opt: Option) -> None:
+    """The flag of one option (a field of JudgeOptions or BackboneOptions), its range in its help."""
+    unset = argparse.SUPPRESS  # the namespace holds an option's flag only when it is given
+    helped = opt.help.replace("{range}", opt.describe())
     if opt.repeatable:
-        g.add_argument(opt.flag, default=unset, action=Repeatable, help=opt.help)
+        g.add_argument(opt.flag, default=unset, action=Repeatable, help=helped)
     elif opt.kind == "choice":
-        g.add_argument(opt.flag, default=unset, choices=opt.choices, help=opt.help)
+        g.add_argument(opt.flag, default=unset, choices=opt.choices, help=helped)
     elif opt.kind == "number":
-        g.add_argument(opt.flag, type=float, default=unset, help=opt.help)
+        g.add_argument(opt.flag, type=int if opt.whole else float, default=unset, help=helped)
     elif opt.kind == "text":
-        g.add_argument(opt.flag, default=unset, help=opt.help)
+        g.add_argument(opt.flag, default=unset, help=helped)
     elif opt.kind == "switch":
-        g.add_argument(opt.flag, action=argparse.BooleanOptionalAction, default=unset, help=opt.help)
-    elif opt.kind == "negated":
-        g.add_argument(opt.flag, action="store_true", default=unset, help=opt.help)
+        g.add_argument(opt.flag, action=argparse.BooleanOptionalAction, default=unset, help=helped)
+    elif opt.kind in ("negated", "flag"):
+        g.add_argument(opt.flag, action="store_true", default=unset, help=helped)
     else:  # on_off
-        g.add_argument(opt.flag, default=unset, choices=("on", "off"), help=opt.help)
+        g.add_argument(opt.flag, default=unset, choices=("on", "off"), help=helped)
 
 
-def given_options(args: argparse.Namespace, options: type[JudgeOptions] = JudgeOptions) -> dict[str, Any]:
-    """The judge's options the command line gave, by field name, typed as the fields are."""
+def given_options(args: argparse.Namespace, options: Any = JudgeOptions) -> dict[str, Any]:
+    """The options (of JudgeOptions or BackboneOptions) the command line gave, by field name, typed as the
+    fields are."""
     flags, values = vars(args), {}
     for name, opt in options.options():
         if opt.dest not in flags:
@@ -79,12 +82,20 @@ def given_options(args: argparse.Namespace, options: type[JudgeOptions] = JudgeO
     return values
 
 
-def config_options(path: str | Path) -> dict[str, Any]:
-    """The options of a `--config` TOML file, by field name; a wrong key or value is one line naming the
-    file and the key (the nearest known key for a typo)."""
+def config_options(path: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The judge's and the backbone's options of a `--config` TOML file, by field name; a wrong key or
+    value is one line naming the file and the key (the nearest known key of either for a typo)."""
+    from cejudge_dspy.backbones import BackboneOptions
+    from cejudge_dspy.errors import typed_mapping
+
     table = read_toml(Path(path), partial(InputError, field="--config"))
-    options = JudgeOptions.from_mapping(table, str(path))
-    return {name: getattr(options, name) for name in table}
+    typed_mapping([*JudgeOptions.options(), *BackboneOptions.options()], table, str(path))
+    lm = {k: v for k, v in table.items() if k in dict(BackboneOptions.options())}
+    judge = JudgeOptions.from_mapping({k: v for k, v in table.items() if k not in lm}, str(path))
+    backbone = BackboneOptions.from_mapping(lm, str(path))
+    return {name: getattr(judge, name) for name in table if name not in lm}, {
+        name: getattr(backbone, name) for name in lm
+    }
 
 
 @dataclass(frozen=True)
@@ -110,7 +121,7 @@ def program_flags(args: argparse.Namespace, cls: type[JudgeOptions] = JudgeOptio
     """The command's program flags: given flags win over a --config file's options."""
     given = given_options(args, cls)
     if args.config:
-        given = {**config_options(args.config), **given}
+        given = {**config_options(args.config)[0], **given}
     methods = list(dict.fromkeys(args.method_all or [given.get("method", "cejudge")]))
     return ProgramFlags(args.task, given, methods, cls)
 
@@ -126,8 +137,10 @@ _FLAGS = {"languages": "--language", "subsets": "--subset", "run": "run"}
 
 def flag_of(option: str) -> str:
     """The flag of a library option (`tie_band` -> `--tie-band`, `concepts` -> `--no-concepts`)."""
-    judge = {name: opt.flag for name, opt in JudgeOptions.options()}
-    return judge.get(option) or _FLAGS.get(option) or "--" + option.replace("_", "-")
+    from cejudge_dspy.backbones import BackboneOptions
+
+    known = {name: opt.flag for name, opt in [*JudgeOptions.options(), *BackboneOptions.options()]}
+    return known.get(option) or _FLAGS.get(option) or "--" + option.replace("_", "-")
 
 
 def as_flag(exc: InputError) -> InputError:

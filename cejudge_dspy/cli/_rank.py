@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cejudge_dspy.cli._common import add_backbone_args, backbone_options, check_flag, parse_fields
+from cejudge_dspy.cli._common import add_backbone_args, backbone_flags, parse_fields
 from cejudge_dspy.cli._panel import add_panel_arg
 from cejudge_dspy.cli._program_args import add_program_args
 from cejudge_dspy.cli._run_args import add_run_args
 from cejudge_dspy.errors import InputError
+
+if TYPE_CHECKING:
+    from cejudge_dspy.backbones import BackboneOptions
 
 SCHEDULE_CHOICES = ("all-pairs", "baseline", "adaptive")  # rank.SCHEDULES, without importing DSPy
 
@@ -75,18 +78,18 @@ def add_parsers(sub: Any) -> None:
 def run_rank(args: argparse.Namespace) -> int:
     from cejudge_dspy.cli._program_args import program_flags
     from cejudge_dspy.cli.display import console, ranking_tables
-    from cejudge_dspy.evaluate import BOUNDS, check_out, panel_identity
+    from cejudge_dspy.evaluate import check_bound, check_out, panel_identity
     from cejudge_dspy.rank import RankOptions, load_systems
     from cejudge_dspy.tasks import load_task
 
     flags = program_flags(args)
     if not flags.task:
         raise InputError("is required for rank", field="--task")
-    for name in ("concurrency", "bootstrap"):
-        check_flag(BOUNDS[name], getattr(args, name))
+    check_bound("concurrency", args.concurrency)
+    check_bound("bootstrap", args.bootstrap)
     if args.prompts is not None and args.prompts < 1:
         raise InputError(f"must be at least 1, got {args.prompts}", field="--prompts")
-    judge = flags.options()
+    judge, lm = flags.options(), backbone_flags(args)
     if args.out is not None:
         check_out(Path(args.out) if args.out.strip() else None, "--out")
     spec = load_task(flags.task)
@@ -96,12 +99,11 @@ def run_rank(args: argparse.Namespace) -> int:
         budget=args.budget,
         round_size=args.round_size,
         bootstrap=args.bootstrap,
-        seed=args.seed,
+        seed=lm.seed,
         concurrency=args.concurrency,
     )
     options.check(spec)
-    lm_options = backbone_options(args)
-    program, label, members, panel = _judge_of(args, spec, flags, judge, lm_options)
+    program, label, members, panel = _judge_of(args, spec, flags, judge, lm)
     fields, constants = parse_fields(args.field), parse_fields(args.const, "--const")
     answers = load_systems(
         spec,
@@ -114,9 +116,9 @@ def run_rank(args: argparse.Namespace) -> int:
         prompts=args.prompts,
     )
     method = judge.method if members is None else "panel"
-    config = _identity(args, spec, judge, label, method, lm_options, fields, constants, program)
+    config = _identity(args, spec, judge, label, method, lm, fields, constants, program)
     if members is not None:
-        config |= panel_identity(members, panel, lm_options)
+        config |= panel_identity(members, panel, lm)
     out = Path(args.out or f"runs/rank-{spec.name}-{method}")
     err = console(stderr=True)
     err.print(
@@ -125,27 +127,27 @@ def run_rank(args: argparse.Namespace) -> int:
         soft_wrap=True,
         markup=False,
     )
-    summary = _judge(args, spec, answers, out, program, method, options, config, members, lm_options)
+    summary = _judge(args, spec, answers, out, program, method, options, config, members, lm)
     for table in ranking_tables(summary):
         console().print(table)
     console().print(f"results: {out / 'results.jsonl'} · ranking: {out / 'ranking.json'}")
     return 0
 
 
-def _judge_of(args: argparse.Namespace, spec: Any, flags: Any, judge: Any, lm_options: dict[str, Any]) -> Any:
+def _judge_of(args: argparse.Namespace, spec: Any, flags: Any, judge: Any, lm: BackboneOptions) -> Any:
     """(program, its label, the panel's members or None, the panel's description), checked before any
     run directory opens, as `evaluate` builds them."""
     from cejudge_dspy.cli._panel import panel_members
     from cejudge_dspy.evaluate import build_panel, check_backbone_spec, check_panel
     from cejudge_dspy.judges import run_program, run_program_identity
 
-    members = panel_members(args, flags.methods, judge, lm_options)
+    members = panel_members(args, flags.methods, judge, lm)
     if members is None:
         judge.check(spec)
-        check_backbone_spec(args.lm, lm_options, judge.method)
+        check_backbone_spec(lm, judge.method)
         label = run_program_identity(spec.name, judge.method, judge.program)
         return run_program(spec.name, options=judge), label, None, None
-    check_panel(spec, members, lm_options, args.panel or "--lm/--method")
+    check_panel(spec, members, lm, args.panel or "--lm/--method")
     program, panel = build_panel(spec, members, judge.tie_band, args.panel or "--lm/--method")
     return program, "panel", members, panel
 
@@ -156,7 +158,7 @@ def _identity(
     judge: Any,
     label: str,
     method: str,
-    lm_options: dict[str, Any],
+    lm: BackboneOptions,
     fields: dict[str, str],
     constants: dict[str, str],
     program: Any,
@@ -167,8 +169,8 @@ def _identity(
     from cejudge_dspy.judges import prompt_fingerprint
 
     config = run_identity(
-        spec, judge, program=label, lm=args.lm, lm_options=lm_options, data=None, data_sha256="",
-        fields=fields, constants=constants, prompts=prompt_fingerprint(program), seed=args.seed,
+        spec, judge, program=label, backbone=lm, data=None, data_sha256="",
+        fields=fields, constants=constants, prompts=prompt_fingerprint(program), seed=lm.seed,
     )  # fmt: skip
     config["method"] = method
     config["languages"] = sorted(args.language) if args.language else None
@@ -189,7 +191,7 @@ def _judge(
     options: Any,
     config: dict[str, Any],
     members: Any,
-    lm_options: dict[str, Any],
+    backbone: BackboneOptions,
 ) -> dict[str, Any]:
     """rank.rank under the backbone (or the panel's), with a live count of the records written."""
     from cejudge_dspy.backbones import use_backbone
@@ -200,9 +202,9 @@ def _judge(
 
     display = RunDisplay(f"{spec.name} · rank · {method}", _expected(answers, options, spec))
     if members is None:
-        lm = use_backbone(args.lm, on_status=display.update, **lm_options)
+        lm = use_backbone(backbone.lm, on_status=display.update, **backbone.kwargs())
     else:
-        lm = panel_backbone(members, lm_options, display.update)
+        lm = panel_backbone(members, backbone, display.update)
     with live(console(stderr=True), display, transient=False), lm:
         summary = rank(
             spec,

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from cejudge_dspy.backbones import BackboneOptions
 from cejudge_dspy.consistency._layout import ORIGINAL_RUN
 from cejudge_dspy.consistency._parallel import check_covered, parallel_fields, parallel_versions
 from cejudge_dspy.consistency._run import ConsistencyRun, judge_consistency
@@ -23,7 +24,6 @@ from cejudge_dspy.consistency._stage import llm_stage
 from cejudge_dspy.errors import InputError
 from cejudge_dspy.evaluate import (
     EvaluateOptions,
-    backbone_setting,
     check_backbone_spec,
     check_options,
     data_fingerprint,
@@ -49,13 +49,12 @@ class ConsistencyOptions:
     translator: str = "llm"
     program: str = "auto"  # CE-Judge's program: auto (tuned if shipped), base, or a saved path
     data: str | Path | None = None
-    lm: str = "embedded"
-    lm_options: Mapping[str, Any] = field(default_factory=dict)
+    backbone: BackboneOptions | str = field(default_factory=BackboneOptions)  # or a spec: default settings
     out: str | Path | None = None
     concurrency: int = 1
     limit: int | None = None
     first: int | None = None
-    seed: int = 42
+    seed: int | None = None  # None: the backbone's
     subsets: Sequence[str] | None = None
     fields: Mapping[str, str] = field(default_factory=dict)
     constants: Mapping[str, str] = field(default_factory=dict)
@@ -120,12 +119,12 @@ def consistency(options: ConsistencyOptions, progress: ConsistencyProgress | Non
         _child_identity(options.translator, run, spec, judges, programs, data_sha, mapping),
         concurrency=run.concurrency,
         n_resamples=run.bootstrap,
-        seed=run.seed,
+        seed=run.run_seed,
         force_new=run.force_new,
         parallel=parallel,
     )
     progress.note(f"{len(items)} items × {len(languages)} languages × {len(judges)} methods → {out}")
-    with progress.judging(), use_backbone(run.lm, on_status=progress.status, **run.backbone_kwargs):
+    with progress.judging(), use_backbone(run.lm, on_status=progress.status, **run.run_backbone.kwargs()):
         summary = asyncio.run(
             judge_consistency(
                 consistency_run,
@@ -152,8 +151,7 @@ def _checked(
     run = EvaluateOptions(
         task=options.task,
         data=options.data,
-        lm=options.lm,
-        lm_options=options.lm_options,
+        backbone=options.backbone,
         out=options.out,
         concurrency=options.concurrency,
         limit=options.limit,
@@ -177,7 +175,7 @@ def _checked(
             raise InputError(
                 f"unknown method {method!r}; choose from {', '.join(method_names())}", field="--methods"
             )
-        check_backbone_spec(run.lm, run.backbone_kwargs, method)
+        check_backbone_spec(run.run_backbone, method)
         # The judge's other options at their defaults: `translator` here renders items and is not
         # CE-Judge's translator into English.
         program = options.program if method == "cejudge" else "auto"
@@ -213,8 +211,7 @@ def _child_identity(
             spec,
             judge,
             program=run_program_identity(spec.name, judge.method, judge.program),
-            lm=run.lm,
-            lm_options=run.backbone_kwargs,
+            backbone=run.run_backbone,
             data=run.data,
             data_sha256=data_sha,
             fields=mapping[0],
@@ -223,7 +220,7 @@ def _child_identity(
             subsets=run.subsets,
             limit=run.limit,
             first=run.first,
-            seed=run.seed,
+            seed=run.run_seed,
         )
         config["rendering"] = rendering
         config["render_translator"] = None if rendering == ORIGINAL_RUN else translator
@@ -250,10 +247,10 @@ def _identity(
         "translator": options.translator,
         "program": options.program,
         "lm": run.lm,
-        "api_base": run.lm_options.get("api_base"),
-        "temperature": backbone_setting(run.lm_options, "temperature"),
-        "max_tokens": backbone_setting(run.lm_options, "max_tokens"),
-        "adapter": backbone_setting(run.lm_options, "adapter"),
+        "api_base": run.run_backbone.api_base,
+        "temperature": run.run_backbone.temperature,
+        "max_tokens": run.run_backbone.max_tokens,
+        "adapter": run.run_backbone.adapter,
         "data": str(Path(run.data).expanduser().resolve()) if run.data else None,
         "data_sha256": data_sha,
         "fields": mapping[0],
@@ -262,5 +259,5 @@ def _identity(
         "subsets": sorted(run.subsets) if run.subsets else None,
         "limit": run.limit,
         "first": run.first,
-        "seed": run.seed,
+        "seed": run.run_seed,
     }

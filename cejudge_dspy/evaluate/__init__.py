@@ -1,9 +1,10 @@
 """Judging a task's items into a run directory, and measuring it: `evaluate(...)`.
 
-`cejudge_dspy.evaluate(task="chat", data="dev.jsonl", lm="simulated:0", out="runs/dev")` judges the items
-(concurrently, resumably, in this process or on Ray), writes results.jsonl and summary.json and returns an
-`Evaluation` (its records, summary and paths); `cejudge evaluate` is the same call. The package also holds
-the local runner, merging shards, joining single judges' runs into a panel run, and judging on Ray.
+`cejudge_dspy.evaluate(task="chat", data="dev.jsonl", backbone="simulated:0", out="runs/dev")` judges the
+items (concurrently, resumably, in this process or on Ray), writes results.jsonl and summary.json and
+returns an `Evaluation` (its records, summary and paths); `cejudge evaluate` is the same call. The package
+also holds the local runner, merging shards, joining single judges' runs into a panel run, and judging on
+Ray.
 
 This package is callable: `cejudge_dspy.evaluate(...)` is `cejudge_dspy.evaluate.evaluate(...)`, so the
 root's `evaluate` is one name whether the package was imported first or not.

@@ -47,9 +47,6 @@ from ._groups import (
     group_key as group_key,
 )
 from ._identity import (
-    backbone_setting as backbone_setting,
-)
-from ._identity import (
     run_identity as run_identity,
 )
 from ._members_merge import (
@@ -72,6 +69,9 @@ from ._options import (
 )
 from ._options import (
     EvaluateProgress as EvaluateProgress,
+)
+from ._options import (
+    check_bound as check_bound,
 )
 from ._panel import (
     build_panel as build_panel,

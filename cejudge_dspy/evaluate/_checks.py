@@ -7,7 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from cejudge_dspy.errors import InputError, check_names
+from cejudge_dspy.backbones import BackboneOptions
+from cejudge_dspy.errors import InputError
 from cejudge_dspy.evaluate._options import CONFIDENCE_CHOICES, EvaluateOptions, check_bound
 
 
@@ -75,20 +76,12 @@ def check_api_key(lm: Any, api_key: str | None, api_base: str | None) -> None:
         )
 
 
-def check_backbone_spec(lm: str, lm_options: dict[str, Any], method: str) -> None:
-    """The backbone spec and its options, checked without loading a model (backbones.check_backbone), its
+def check_backbone_spec(backbone: BackboneOptions, method: str) -> None:
+    """The backbone and its settings, checked without loading a model (backbones.check_backbone), its
     API key, and whether the method can run on that backbone at all (`likelihood` scores texts)."""
-    import inspect
-
-    from cejudge_dspy.backbones import check_backbone, make_lm
+    from cejudge_dspy.backbones import check_backbone
     from cejudge_dspy.judges import check_method_backbone
 
-    parameters = inspect.signature(make_lm).parameters.values()
-    if not any(
-        p.kind is p.VAR_KEYWORD for p in parameters
-    ):  # a stand-in taking any keyword: nothing to check
-        known = [p.name for p in parameters if p.name not in ("spec", "on_status")]
-        check_names(lm_options, known, "backbone option")
-    check_backbone(lm, **lm_options)
-    check_api_key(lm, lm_options.get("api_key"), lm_options.get("api_base"))
-    check_method_backbone(method, lm, lm_options.get("api_base"))
+    check_backbone(backbone.lm, **backbone.kwargs())
+    check_api_key(backbone.lm, backbone.api_key, backbone.api_base)
+    check_method_backbone(method, backbone.lm, backbone.api_base)

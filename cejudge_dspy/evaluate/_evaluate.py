@@ -65,7 +65,7 @@ def evaluate(
 ) -> Evaluation:
     """Judge a task's items into a run directory, summarize the run and write summary.json.
 
-    `evaluate(task="chat", data="dev.jsonl", lm="simulated:0", out="runs/dev")`, or an `EvaluateOptions`
+    `evaluate(task="chat", data="dev.jsonl", backbone="simulated:0", out="runs/dev")`, or an `EvaluateOptions`
     (keyword arguments given beside it replace its fields). An unknown keyword is refused with the nearest
     known one. `progress` (an `EvaluateProgress`) hears the run as it goes."""
     if options is None:
@@ -84,13 +84,13 @@ def evaluate(
     spec = load_task(options.task)
     if options.panel is None:
         options.judge.check(spec)
-        check_backbone_spec(options.lm, options.backbone_kwargs, options.judge.method)
+        check_backbone_spec(options.run_backbone, options.judge.method)
         program = run_program(spec.name, options=options.judge)
         label = run_program_identity(spec.name, options.judge.method, options.judge.program)
     else:
         from cejudge_dspy.evaluate._panel import build_panel, check_panel
 
-        check_panel(spec, options.panel, options.backbone_kwargs, options.panel_source)
+        check_panel(spec, options.panel, options.run_backbone, options.panel_source)
         program, panel = build_panel(spec, options.panel, options.judge.tie_band, options.panel_source)
         label = "panel"
     items = select_items(options, spec)
@@ -101,8 +101,7 @@ def evaluate(
         spec,
         options.judge,
         program=label,
-        lm=options.lm,
-        lm_options=options.backbone_kwargs,
+        backbone=options.run_backbone,
         data=options.data if options.items is None else None,
         data_sha256=data_fingerprint(options, spec),
         fields=fields_,
@@ -112,7 +111,7 @@ def evaluate(
         subsets=options.subsets,
         limit=options.limit,
         first=options.first,
-        seed=options.seed,
+        seed=options.run_seed,
         shard=f"{options.shard[0]}/{options.shard[1]}" if options.shard else None,
         preset=options.preset,
         headline=options.headline,
@@ -120,7 +119,7 @@ def evaluate(
     if options.panel is not None:
         from cejudge_dspy.evaluate._panel import panel_identity
 
-        config |= panel_identity(options.panel, panel, options.backbone_kwargs)
+        config |= panel_identity(options.panel, panel, options.run_backbone)
     config["items"] = item_ids([i.id for i in items])  # what readers and merge check a run's records against
     out = options.run_dir
     with lock(out):
@@ -166,7 +165,7 @@ def select_items(options: EvaluateOptions, spec: TaskSpec) -> list[Item]:
             languages=list(options.languages) if options.languages else None,
             subsets=list(options.subsets) if options.subsets else None,
             limit=options.first or options.limit,
-            seed=options.seed,
+            seed=options.run_seed,
             first=options.first is not None,
         )
     if options.shard:
@@ -217,11 +216,11 @@ def _judge_and_summarize(
         from cejudge_dspy.backbones import use_backbone
 
         if options.panel is None:
-            backbone = use_backbone(options.lm, on_status=progress.status, **options.backbone_kwargs)
+            backbone = use_backbone(options.lm, on_status=progress.status, **options.run_backbone.kwargs())
         else:
             from cejudge_dspy.evaluate._panel import panel_backbone
 
-            backbone = panel_backbone(options.panel, options.backbone_kwargs, progress.status)
+            backbone = panel_backbone(options.panel, options.run_backbone, progress.status)
         with progress.judging(f"{spec.name} · {config['method']}", len(todo)), backbone:
             asyncio.run(
                 judge_items(
@@ -240,7 +239,7 @@ def _judge_and_summarize(
         final,
         spec,
         n_resamples=options.bootstrap,
-        seed=options.seed,
+        seed=options.run_seed,
         abstain_below=options.abstain_below,
         confidence=options.confidence,
     )
@@ -251,7 +250,7 @@ def _judge_and_summarize(
     if options.panel is not None:
         from cejudge_dspy.metrics import panel_summary
 
-        summary["panel"] = panel_summary(final, spec, n_resamples=options.bootstrap, seed=options.seed)
+        summary["panel"] = panel_summary(final, spec, n_resamples=options.bootstrap, seed=options.run_seed)
     if todo or read_timing(out / SUMMARY) is None:
         summary["timing"] = run_timing(read_timing(out / SUMMARY), started, time.time())
     else:  # nothing was judged in this session: the run's timing stays what it was
@@ -334,7 +333,7 @@ def _judge_on_ray(
         program_label=config["program"],
         prompts=config.get("prompts"),
         lm=options.lm,
-        lm_options=options.backbone_kwargs,
+        lm_options=options.run_backbone.kwargs(),
         options=judge.program_kwargs(),
         concurrency=options.concurrency,
     )

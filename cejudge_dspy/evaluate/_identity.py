@@ -3,25 +3,13 @@ options. `evaluate` builds one per run, `consistency` one per child run, so both
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from cejudge_dspy.backbones import BackboneOptions
 from cejudge_dspy.judges import JudgeOptions
 from cejudge_dspy.tasks import TaskSpec
-
-# make_lm's defaults for the backbone options a run identity records (a caller's `lm_options` may omit them).
-BACKBONE_DEFAULTS: dict[str, Any] = {"temperature": 0.0, "max_tokens": 1024, "adapter": "auto"}
-
-
-def backbone_setting(lm_options: Mapping[str, Any], name: str) -> Any:
-    """One backbone option as the run uses it: given, else make_lm's default."""
-    if name == "repeat_penalty":
-        from cejudge_dspy.backbones import DEFAULT_REPEAT_PENALTY
-
-        given = lm_options.get("repeat_penalty")
-        return DEFAULT_REPEAT_PENALTY if given is None else float(given)
-    return lm_options.get(name, BACKBONE_DEFAULTS.get(name))
 
 
 def run_identity(
@@ -29,8 +17,7 @@ def run_identity(
     judge: JudgeOptions,
     *,
     program: str,
-    lm: str,
-    lm_options: Mapping[str, Any],
+    backbone: BackboneOptions,
     data: str | Path | None,
     data_sha256: str,
     fields: dict[str, str],
@@ -48,8 +35,6 @@ def run_identity(
     """Everything that changes a run's records (the judge's options come from JudgeOptions), plus where
     the data is and, not compared on resume, the preset the options came from and the run's headline
     metric."""
-    from cejudge_dspy.backbones import is_local
-
     return {
         "task": spec.name,
         "task_version": spec.version,
@@ -57,15 +42,8 @@ def run_identity(
         "program": program,
         # judges.prompt_fingerprint: the stages' prompts, so an upgrade that edits one never resumes this run.
         "prompts": prompts,
-        "lm": lm,
-        "api_base": lm_options.get("api_base"),
-        "temperature": backbone_setting(lm_options, "temperature"),
-        "max_tokens": backbone_setting(lm_options, "max_tokens"),
-        "constrained": bool(lm_options.get("constrained")),
-        # llama.cpp's sampler setting: only local GGUF models have one.
-        "repeat_penalty": backbone_setting(lm_options, "repeat_penalty") if is_local(lm) else None,
-        # The prompt format as asked (auto, chat, json); what it resolved to is in each record's features.
-        "adapter": backbone_setting(lm_options, "adapter"),
+        # The backbone's settings that change records (BackboneOptions.identity), in run.json's order.
+        **backbone.identity(),
         # A panel's members (evaluate's panel_identity sets it, with `method` "panel"); one judge: None.
         "panel": None,
         **judge.identity(spec),

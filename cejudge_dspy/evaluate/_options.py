@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cejudge_dspy.backbones import BackboneOptions
 from cejudge_dspy.errors import InputError, check_names
 from cejudge_dspy.judges import JudgeOptions, Option
 
@@ -55,12 +56,14 @@ def check_bound(name: str, value: Any, option: Option | None = None) -> None:
 
 @dataclass(frozen=True)
 class EvaluateOptions:
-    """Everything one `evaluate` run is: `EvaluateOptions(task="chat", data="dev.jsonl", lm="simulated:0")`.
+    """Everything one `evaluate` run is:
+    `EvaluateOptions(task="chat", data="dev.jsonl", backbone="simulated:0")`.
 
     `data` is a local file or directory (None: the task's hub dataset); `items` judges these items instead.
     `judge` is the judge (its method, program and options); `panel` judges with several members instead.
-    `lm` is the backbone spec and `lm_options` `make_lm`'s keyword arguments (api_base, temperature, ...);
-    `seed` is the run's (the sample of `limit`, the bootstrap, the backbone's). `out` is the run directory
+    `backbone` is the backbone and its settings (a `BackboneOptions`, or a spec such as "simulated:0" for
+    one with default settings). `seed` is the run's (the sample of `limit`, the bootstrap, the backbone's;
+    None: the backbone's, 42 unless it names another). `out` is the run directory
     (default runs/<task>-<method or panel>[-<preset>]); a rerun with the same options resumes it.
     """
 
@@ -68,15 +71,14 @@ class EvaluateOptions:
     data: str | Path | None = None
     items: Sequence[Item] | None = None
     judge: JudgeOptions = field(default_factory=JudgeOptions)
-    lm: str = "embedded"
-    lm_options: Mapping[str, Any] = field(default_factory=dict)
+    backbone: BackboneOptions | str = field(default_factory=BackboneOptions)
     panel: Sequence[PanelMember] | None = None
     panel_source: str = "panel"  # what a member's error names (a panel file's path)
     out: str | Path | None = None
     concurrency: int = 1
     limit: int | None = None
     first: int | None = None
-    seed: int = 42
+    seed: int | None = None
     languages: Sequence[str] | None = None
     subsets: Sequence[str] | None = None
     fields: Mapping[str, str] = field(default_factory=dict)
@@ -89,6 +91,17 @@ class EvaluateOptions:
     ray: RayOptions | None = None  # judge on Ray actors (`pip install 'cejudge-dspy[ray]'`)
     preset: str | None = None  # the preset the options came from (recorded, not compared on resume)
     headline: str | None = None  # the metric a pairwise run's table leads with
+
+    def __post_init__(self) -> None:
+        if isinstance(self.backbone, str):  # a spec alone: the backbone with default settings
+            object.__setattr__(self, "backbone", BackboneOptions(lm=self.backbone))
+        elif not isinstance(self.backbone, BackboneOptions):
+            raise InputError(
+                f"must be a BackboneOptions or a backbone spec, got {self.backbone!r}", option="backbone"
+            )
+        seed, own = self.seed, self.backbone.seed
+        if seed is not None and own != BackboneOptions().seed and seed != own:
+            raise InputError(f"is {seed} and the backbone's seed is {own}: a run has one seed", option="seed")
 
     @classmethod
     def create(cls, **values: Any) -> EvaluateOptions:
@@ -107,9 +120,21 @@ class EvaluateOptions:
         return Path(f"runs/{self.task}-{self.method}" + (f"-{self.preset}" if self.preset else ""))
 
     @property
-    def backbone_kwargs(self) -> dict[str, Any]:
-        """`make_lm`'s keyword arguments: `lm_options` with the run's seed."""
-        return {**self.lm_options, "seed": self.seed}
+    def lm(self) -> str:
+        """The backbone spec."""
+        return self.run_backbone.lm
+
+    @property
+    def run_seed(self) -> int:
+        """The run's seed: `seed`, else the backbone's."""
+        assert isinstance(self.backbone, BackboneOptions)
+        return self.backbone.seed if self.seed is None else self.seed
+
+    @property
+    def run_backbone(self) -> BackboneOptions:
+        """The backbone's settings with the run's seed."""
+        assert isinstance(self.backbone, BackboneOptions)
+        return replace(self.backbone, seed=self.run_seed)
 
 
 class EvaluateProgress:

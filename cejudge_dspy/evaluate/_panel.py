@@ -5,27 +5,30 @@ says in place of one judge's, and its members' backbones for the judging block. 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
+from cejudge_dspy.backbones import BackboneOptions
 from cejudge_dspy.errors import CEJudgeError
-from cejudge_dspy.evaluate._identity import backbone_setting
 from cejudge_dspy.judges.panel import PanelMember
 from cejudge_dspy.tasks import TaskSpec
 
 
-def member_backbone_options(lm_options: Mapping[str, Any], member: PanelMember) -> dict[str, Any]:
-    """The run's backbone options with the member's own server, key and adapter."""
-    return dict(lm_options) | {
-        "api_base": member.api_base,
-        "api_key": member.api_key,
-        "adapter": member.adapter or backbone_setting(lm_options, "adapter"),
-    }
+def member_backbone(backbone: BackboneOptions, member: PanelMember) -> BackboneOptions:
+    """The run's backbone settings with the member's own backbone, server, key and adapter."""
+    return replace(
+        backbone,
+        lm=member.lm,
+        api_base=member.api_base,
+        api_key=member.api_key,
+        adapter=member.adapter or backbone.adapter,
+    )
 
 
 def check_panel(
-    spec: TaskSpec, members: Sequence[PanelMember], lm_options: Mapping[str, Any], source: str = "panel"
+    spec: TaskSpec, members: Sequence[PanelMember], backbone: BackboneOptions, source: str = "panel"
 ) -> None:
     """Each member's options, backbone and method, checked without loading a model: one line naming the
     member (and `source`, the panel file) for the first that fails."""
@@ -37,7 +40,7 @@ def check_panel(
     check_members(members, spec, source)
     for m in members:
         try:
-            check_backbone(m.lm, **member_backbone_options(lm_options, m))
+            check_backbone(m.lm, **member_backbone(backbone, m).kwargs())
             check_api_key(m.lm, m.api_key, m.api_base)
             check_method_backbone(m.method, m.lm, m.api_base)
         except CEJudgeError as exc:
@@ -64,7 +67,7 @@ def build_panel(
 
 
 def panel_identity(
-    members: Sequence[PanelMember], panel: list[dict[str, Any]], lm_options: Mapping[str, Any]
+    members: Sequence[PanelMember], panel: list[dict[str, Any]], backbone: BackboneOptions
 ) -> dict[str, Any]:
     """What a panel run's identity says in place of one judge's: `method` and `program` "panel", `lm` the
     members' backbones, and `panel` each member's own identity (so a changed panel never resumes)."""
@@ -75,14 +78,14 @@ def panel_identity(
     return {
         "method": "panel",
         "lm": " + ".join(lms),
-        "repeat_penalty": backbone_setting(lm_options, "repeat_penalty") if local else None,
+        "repeat_penalty": float(backbone.repeat_penalty) if local else None,
         "panel": panel,
     }
 
 
 @contextmanager
 def panel_backbone(
-    members: Sequence[PanelMember], lm_options: Mapping[str, Any], on_status: Any = None
+    members: Sequence[PanelMember], backbone: BackboneOptions, on_status: Any = None
 ) -> Iterator[Any]:
     """Build each distinct member backbone once and make them the panel's for the block; the first
     member's is also the current LM and adapter (what a record's `features` describe)."""
@@ -98,7 +101,7 @@ def panel_backbone(
     for m in members:
         if m.backbone in backbones:
             continue
-        options = member_backbone_options(lm_options, m)
+        options = member_backbone(backbone, m).kwargs()
         if (m.lm, m.api_base) not in lms:
             lms[m.lm, m.api_base] = make_lm(m.lm, on_status=on_status, **options)
         # Every member gets an adapter of its own, never None: a member on DSPy's default would judge in

@@ -12,12 +12,11 @@ every method, and an option a method does not have is recorded as None in its ru
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
-from cejudge_dspy.errors import InputError
+from cejudge_dspy.errors import InputError, Option, check_options, typed_mapping
 from cejudge_dspy.judges._option_choices import (
     DEFAULT_GRADE_MARGIN,
     DEFAULT_TIE_BAND,
@@ -29,67 +28,7 @@ from cejudge_dspy.judges._option_choices import (
 )
 from cejudge_dspy.tasks import TaskSpec
 
-# How a flag is spelt: a value from `choices`, a number, free text, `--x/--no-x` (None unless given),
-# `--no-x` for a field that is on by default, or `--x on|off` (None unless given).
-Kind = Literal["choice", "number", "text", "switch", "negated", "on_off"]
 Applies = Callable[["JudgeOptions", TaskSpec], bool]
-
-
-@dataclass(frozen=True)
-class Option:
-    """What a field of JudgeOptions is as a flag, and where it applies."""
-
-    flag: str
-    help: str
-    kind: Kind = "choice"
-    choices: tuple[str, ...] = ()
-    group: Literal["program", "ablations"] = "program"
-    # Which runs have the option (None: all); elsewhere its identity entry is None.
-    applies: Applies | None = None
-    # The one line for an option given where it does not apply (None: accepted and unused there).
-    refusal: Callable[[JudgeOptions, TaskSpec], str] | None = None
-    # Bounds of a number, with what it is for the message.
-    low: float | None = None
-    high: float | None = None
-    high_open: bool = False
-    what: str = ""
-    # The value a run identity records where the option applies (default: the field's value).
-    recorded: Callable[[JudgeOptions, TaskSpec], Any] | None = None
-    # The keyword argument the factories take (default: the field's value).
-    kwarg: Callable[[Any], Any] | None = None
-    in_identity: bool = True
-    # Given more than once, the flag names a panel's members (cli/_panel.py); a --config file has one value.
-    repeatable: bool = False
-
-    @property
-    def dest(self) -> str:
-        """The argparse attribute the flag sets."""
-        return self.flag.removeprefix("--").replace("-", "_")
-
-    def describe(self) -> str:
-        """A number's range as a help text says it."""
-        if self.low is not None and self.high is not None:
-            return f"{_number(self.low)} to {_number(self.high)}"
-        return f"at least {_number(self.low)}" if self.low is not None else "a finite number"
-
-    def problem(self, value: Any) -> str | None:
-        """What is wrong with `value` for this option (None: nothing), as the tail of a one-line error: the
-        bounds of a number (NaN and infinities are never in them) or the choices of a choice. The one
-        check the flag, a `--config` file and the constructor all go through."""
-        if self.kind == "choice" and value not in self.choices:
-            return f"must be one of {', '.join(self.choices)}, got {value!r}"
-        if self.kind != "number":
-            return None
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            return f"must be a number, got {value!r}"
-        if not math.isfinite(value):
-            return f"must be a finite number ({self.what}), got {value}"
-        if self.low is not None and value < self.low:
-            return f"must be at least {_number(self.low)} ({self.what}), got {value}"
-        if self.high is not None and (value >= self.high if self.high_open else value > self.high):
-            bound = "below" if self.high_open else "at most"
-            return f"must be {bound} {_number(self.high)} ({self.what}), got {value}"
-        return None
 
 
 def _option(default: Any, **meta: Any) -> Any:
@@ -316,9 +255,7 @@ class JudgeOptions:
     def __post_init__(self) -> None:
         # The constructor refuses what the flags and a --config file refuse: `Option.problem` is the one
         # check, so a NaN tie band never reaches a judge or a run.json.
-        for name, opt in self.options():
-            if (problem := opt.problem(getattr(self, name))) is not None:
-                raise InputError(problem, option=name)
+        check_options(self.options(), self)
 
     @classmethod
     def options(cls) -> list[tuple[str, Option]]:
@@ -340,19 +277,7 @@ class JudgeOptions:
         """Options from a `--config` file's table: field names as keys, TOML values typed as the fields
         are (`tie_band = 0.1`, `concepts = false`, `language_check = false`); a wrong key or value is one
         line naming `source` and the key."""
-        known = dict(cls.options())
-        chosen: dict[str, Any] = {}
-        for key, value in values.items():
-            if key not in known:
-                import difflib
-
-                close = difflib.get_close_matches(key, list(known), n=1)
-                hint = f"did you mean '{close[0]}'? " if close else ""
-                raise InputError(f"{source}: unknown option '{key}': {hint}available: {', '.join(known)}")
-            chosen[key] = _typed(key, known[key], value, source)
-            if (problem := known[key].problem(chosen[key])) is not None:
-                raise InputError(f"{source}: option '{key}' {problem}")
-        return cls(**chosen)
+        return cls(**typed_mapping(cls.options(), values, source))
 
     def given(self) -> dict[str, Any]:
         """The options that differ from the defaults."""
@@ -407,28 +332,3 @@ def _flag_as_given(opt: Option, value: Any) -> str:
     if opt.kind == "switch" and value is False:
         return "--no-" + opt.flag.removeprefix("--")
     return opt.flag
-
-
-def _number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else str(value)
-
-
-def _typed(key: str, opt: Option, value: Any, source: str) -> Any:
-    """A config file's value for one option, checked against the option's kind."""
-
-    def wrong(expected: str) -> InputError:
-        return InputError(f"{source}: option '{key}' must be {expected}, got {value!r}")
-
-    if opt.kind in ("switch", "negated", "on_off"):
-        if not isinstance(value, bool):
-            raise wrong("true or false")
-        return value
-    if opt.kind == "number":
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise wrong("a number")
-        return float(value)
-    if not isinstance(value, str):
-        raise wrong("a string")
-    if opt.kind == "choice" and value not in opt.choices:
-        raise wrong("one of " + ", ".join(opt.choices))
-    return value

@@ -58,3 +58,15 @@ from ._pointwise_scoring import (
 from ._report import (
     OptimizeReport as OptimizeReport,
 )
+from ._task import (
+    Optimization as Optimization,
+)
+from ._task import (
+    OptimizePlan as OptimizePlan,
+)
+from ._task import (
+    optimize_task as optimize_task,
+)
+from ._task import (
+    reflection_backbone as reflection_backbone,
+)

@@ -41,7 +41,7 @@ from cejudge_dspy.backbones import _spec as backbones
 from cejudge_dspy.backbones import _spec as backbones_spec
 from cejudge_dspy.backbones._local_server import DEFAULT_REPEAT_PENALTY, DEFAULT_SLOTS, ServerConfig
 from cejudge_dspy.backbones._model_file import resolve_gguf
-from cejudge_dspy.errors import BackboneError
+from cejudge_dspy.errors import BackboneError, InputError
 from tests import support
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no metadata download attempt
@@ -527,8 +527,8 @@ def test_the_repeat_penalty_reaches_the_server_and_names_the_cache(
 @pytest.mark.parametrize(
     ("spec", "penalty", "message"),
     [
-        ("embedded", 0.0, "must be above 0"),
-        ("embedded", float("nan"), "must be above 0"),
+        ("embedded", 0.0, "repeat_penalty: must be above 0"),
+        ("embedded", float("nan"), "repeat_penalty: must be a finite number"),
         ("hosted_vllm/m", 1.0, "applies to local GGUF models only, not to 'hosted_vllm/m'"),
         ("simulated:0", 1.2, "applies to local GGUF models only"),
     ],
@@ -536,7 +536,7 @@ def test_the_repeat_penalty_reaches_the_server_and_names_the_cache(
 def test_a_repeat_penalty_that_cannot_apply_is_one_clear_error(
     spec: str, penalty: float, message: str
 ) -> None:
-    with pytest.raises(BackboneError, match=message):
+    with pytest.raises(InputError if penalty <= 0 or penalty != penalty else BackboneError, match=message):
         check_backbone(
             spec, api_base="http://127.0.0.1:9/v1" if "/" in spec else None, repeat_penalty=penalty
         )
@@ -640,8 +640,6 @@ def test_use_backbone_makes_the_adapter_it_is_given_current() -> None:
 @pytest.mark.parametrize(
     ("spec", "options", "message"),
     [
-        ("simulated:0", {"adapter": "xml"}, "--adapter must be one of auto, chat, json, got 'xml'"),
-        ("embedded", {"adapter": "JSON"}, "--adapter must be one of auto, chat, json, got 'JSON'"),
         ("embedded", {"adapter": "chat", "constrained": True}, "--constrained decodes under the JSON"),
         ("simulated:0", {"constrained": True}, "--constrained applies to llama.cpp's server"),
     ],
@@ -655,6 +653,17 @@ def test_an_adapter_that_cannot_apply_is_one_clear_error(
     if spec != "embedded":
         with pytest.raises(BackboneError, match=message):
             make_lm(spec, **options)
+
+
+@pytest.mark.parametrize(("spec", "adapter"), [("simulated:0", "xml"), ("embedded", "JSON")])
+def test_an_unknown_adapter_is_an_input_error_naming_the_option(spec: str, adapter: str) -> None:
+    # A value out of a setting's choices is BackboneOptions' one check (`Option.problem`), named as Python
+    # spells it; the command names its flag (tests/cli/test_adapter_flag.py).
+    message = f"^adapter: must be one of auto, chat, json, got '{adapter}'$"
+    with pytest.raises(InputError, match=message):
+        check_backbone(spec, adapter=adapter)
+    with pytest.raises(InputError, match=message):
+        make_lm(spec, adapter=adapter)
 
 
 @pytest.mark.parametrize(
@@ -674,15 +683,17 @@ def test_an_adapter_that_cannot_apply_is_one_clear_error(
 def test_the_python_api_refuses_the_sampling_options_the_flags_refuse(options: dict[str, Any]) -> None:
     """make_lm (and so use_backbone) holds the same ranges as --temperature, --seed and --max-tokens: a
     NaN temperature from Python used to reach the backbone and the run's identity."""
-    with pytest.raises(BackboneError, match=next(iter(options))):
+    with pytest.raises(InputError, match=f"^{next(iter(options))}: must be"):
         make_lm("simulated:0", **options)
-    with pytest.raises(BackboneError, match=next(iter(options))):
+    with pytest.raises(InputError, match=f"^{next(iter(options))}: must be"):
         check_backbone("embedded", **options)
 
 
 def test_the_backbone_ranges_are_the_flags_bounds() -> None:
-    from cejudge_dspy.backbones._spec import SEED_RANGE, TEMPERATURE_RANGE
-    from cejudge_dspy.cli._common import MAX_TOKENS, SEED, TEMPERATURE
+    from cejudge_dspy.backbones import SEED_RANGE, TEMPERATURE_RANGE, BackboneOptions
+
+    options = dict(BackboneOptions.options())
+    TEMPERATURE, SEED, MAX_TOKENS = options["temperature"], options["seed"], options["max_tokens"]  # noqa: N806
 
     assert (TEMPERATURE.low, TEMPERATURE.high) == TEMPERATURE_RANGE
     assert (SEED.low, SEED.high) == SEED_RANGE

@@ -22,7 +22,7 @@ from cejudge_dspy.backbones import (
     make_lm,
     whole_answers,
 )
-from cejudge_dspy.errors import BackboneError
+from cejudge_dspy.errors import BackboneError, InputError
 from cejudge_dspy.judges import DirectPairwiseJudge
 from cejudge_dspy.judges.verdicts import tokens_from_logprobs
 from tests.support.hostile.server import MODEL, HostileServer
@@ -114,7 +114,9 @@ def test_a_stalled_call_ends_at_its_timeout_retries_included() -> None:
 
 @pytest.mark.parametrize("timeout", [0, -1, math.nan, math.inf, 3601, True, "5"])
 def test_make_lm_refuses_a_timeout_out_of_range(timeout: object) -> None:
-    with pytest.raises(BackboneError, match="timeout must be a number of seconds from 1 to 3600"):
+    with pytest.raises(
+        InputError, match=r"^timeout: must be (at least 1|at most 3600|a finite number|a number)"
+    ):
         make_lm(MODEL, api_base="http://127.0.0.1:9/v1", timeout=timeout)  # type: ignore[arg-type]
 
 
@@ -136,7 +138,11 @@ def test_error_lines_drop_the_traceback_a_client_wrapped_into_its_message() -> N
 
 
 def test_the_flag_has_the_backbones_default_and_range() -> None:
-    from cejudge_dspy.backbones import DEFAULT_TIMEOUT_S, TIMEOUT_RANGE
-    from cejudge_dspy.cli._common import DEFAULT_TIMEOUT, TIMEOUT
+    from cejudge_dspy.backbones import DEFAULT_TIMEOUT_S, TIMEOUT_RANGE, BackboneOptions
+    from cejudge_dspy.cli._app import build_parser
 
-    assert DEFAULT_TIMEOUT == DEFAULT_TIMEOUT_S and (TIMEOUT.low, TIMEOUT.high) == TIMEOUT_RANGE
+    timeout = dict(BackboneOptions.options())["timeout"]
+    assert BackboneOptions().timeout == DEFAULT_TIMEOUT_S and (timeout.low, timeout.high) == TIMEOUT_RANGE
+    evaluate = build_parser()._subparsers._group_actions[0].choices["evaluate"]  # type: ignore[union-attr]
+    assert "from 1 to 3600" not in evaluate.format_help()
+    assert "1 to 3600 (default 300)" in " ".join(evaluate.format_help().split())

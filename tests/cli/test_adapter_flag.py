@@ -18,7 +18,7 @@ import pytest
 
 from cejudge_dspy.backbones import ADAPTERS
 from cejudge_dspy.cli import main
-from cejudge_dspy.cli._common import ADAPTER_CHOICES
+from cejudge_dspy.judges import ADAPTER_CHOICES
 from tests import support
 from tests.support.fakes import spy_on_adapter
 from tests.support.gated_server import MODEL, GatedServer

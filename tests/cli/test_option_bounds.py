@@ -11,12 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from cejudge_dspy.backbones import BackboneOptions
 from cejudge_dspy.cli import main
-from cejudge_dspy.cli._common import SEED, TEMPERATURE, bound, check_flag
+from cejudge_dspy.cli._common import bound, check_flag
 from cejudge_dspy.cli._run_args import BOOTSTRAP
 from cejudge_dspy.errors import CEJudgeError, InputError
 from cejudge_dspy.evaluate import check_api_key, check_out, check_ray_address
 from tests.support.bad_inputs import good_data
+
+TEMPERATURE, SEED = (dict(BackboneOptions.options())[name] for name in ("temperature", "seed"))
 
 
 def test_a_bound_takes_its_ends_and_refuses_past_them_and_nan() -> None:

@@ -3,13 +3,12 @@ checked against a real run of the command before it, on the embedded model: its 
 and each response's grade label, never timings, token counts or expected grades.
 
 Slow (a minute or more on 2 CPU cores, one judgment per shown output). In CI (CI=true) a missing embedded
-backbone is a failure, not a skip, as in tests/test_end_to_end_slow.py.
+backbone is a failure, not a skip (the `embedded_model` fixture of tests/conftest.py, shared with
+tests/test_end_to_end_slow.py).
 """
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import re
 
 import pytest
@@ -18,7 +17,8 @@ from cejudge_dspy.cli import main
 from tests.docs import snippets
 from tests.docs.test_snippets import _rel, _shown_command
 
-pytestmark = pytest.mark.slow
+# The embedded model (tests/conftest.py `embedded_model`): skipped without it, a failure in CI.
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("embedded_model")]
 
 VERDICT = re.compile(r'Verdict: (?:[AB] \("[^"]*"\) is better|tie\b)')
 GRADE = re.compile(r'[AB] \("[^"]*"\) graded alone: (?:yes|partly|no)\b')
@@ -50,21 +50,6 @@ SHOWN = _shown_outputs()
 def test_the_readme_and_getting_started_show_a_real_output() -> None:
     pages = {_rel(out.path) for _, out in SHOWN}
     assert {"README.md", "docs/getting-started.md"} <= pages
-
-
-@pytest.fixture(scope="module", autouse=True)
-def embedded_available() -> None:
-    from cejudge_dspy.backbones import _model_file as embedded
-
-    reason = None
-    if importlib.util.find_spec("xllamacpp") is None:
-        reason = "llama-cpp-python is not installed"
-    elif embedded.packaged_parts() is None:
-        reason = "the packaged model parts are not installed"
-    if reason and os.environ.get("CI"):
-        pytest.fail(f"{reason}: CI must install cejudge-dspy[embedded]")
-    if reason:
-        pytest.skip(reason)
 
 
 # One real run per distinct command: the README and getting-started show the same first command.

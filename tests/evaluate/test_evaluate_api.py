@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import cejudge_dspy
+from cejudge_dspy.backbones import BackboneOptions
 from cejudge_dspy.cli import main
 from cejudge_dspy.errors import InputError
 from cejudge_dspy.evaluate import EvaluateOptions, EvaluateProgress
@@ -67,8 +68,7 @@ def test_evaluate_in_python_writes_the_records_and_run_json_the_command_writes(
     capsys.readouterr()
     run = cejudge_dspy.evaluate(
         **keywords,
-        lm="simulated:0",
-        lm_options={"cache": False},
+        backbone=BackboneOptions(lm="simulated:0", cache=False),
         bootstrap=0,
         concurrency=2,
         out=tmp_path / "python",
@@ -103,7 +103,12 @@ def test_evaluate_tells_its_progress_and_resumes_without_judging_again(tmp_path:
             self.records.append(record.id)
 
     options = EvaluateOptions(
-        task="chat", data=DATA / "pairwise_labels.jsonl", lm="simulated:0", first=3, bootstrap=0, out=tmp_path
+        task="chat",
+        data=DATA / "pairwise_labels.jsonl",
+        backbone="simulated:0",
+        first=3,
+        bootstrap=0,
+        out=tmp_path,
     )
     heard = Heard()
     run = cejudge_dspy.evaluate(options, progress=heard)
@@ -119,11 +124,27 @@ def test_evaluate_tells_its_progress_and_resumes_without_judging_again(tmp_path:
 def test_a_mistyped_keyword_is_one_line_naming_the_nearest_known_one(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="unknown evaluate option 'concurency': did you mean 'concurrency'"):
         cejudge_dspy.evaluate(task="chat", concurency=2)
-    with pytest.raises(InputError, match="unknown backbone option 'temprature': did you mean 'temperature'"):
-        cejudge_dspy.evaluate(task="chat", lm="simulated:0", lm_options={"temprature": 0.5}, out=tmp_path)
+    with pytest.raises(
+        InputError, match="unknown evaluate option 'lm_options': known: task, data, items, judge, backbone"
+    ):
+        cejudge_dspy.evaluate(
+            task="chat", backbone="simulated:0", lm_options={"temperature": 0.5}, out=tmp_path
+        )
+    with pytest.raises(
+        InputError, match="unknown BackboneOptions option 'temprature': did you mean 'temperature'"
+    ):
+        cejudge_dspy.evaluate(
+            task="chat", backbone=BackboneOptions(lm="simulated:0", temprature=0.5), out=tmp_path
+        )
+    with pytest.raises(
+        InputError, match=r"^temperature: must be at most 2 \(a sampling temperature\), got 3"
+    ):
+        cejudge_dspy.evaluate(
+            task="chat", backbone=BackboneOptions(lm="simulated:0", temperature=3), out=tmp_path
+        )
     assert not (tmp_path / "run.json").exists()  # refused before anything was written
     with pytest.raises(InputError, match=r"^concurrency: must be at least 1"):  # Python's spelling
-        cejudge_dspy.evaluate(task="chat", lm="simulated:0", concurrency=0)
+        cejudge_dspy.evaluate(task="chat", backbone="simulated:0", concurrency=0)
 
 
 def test_the_command_names_the_flag_where_python_names_the_option(

@@ -95,7 +95,7 @@ def test_a_bad_declaration_is_its_own_task_error_and_hides_no_other(programs: Pa
 def test_a_config_file_with_a_bom_is_read_as_data_files_are(tmp_path: Path) -> None:
     path = tmp_path / "judge.toml"
     path.write_bytes(b"\xef\xbb\xbftie_band = 0.2\n")  # as Windows Notepad saves UTF-8
-    assert config_options(path) == {"tie_band": 0.2}
+    assert config_options(path) == ({"tie_band": 0.2}, {})
 
 
 @pytest.mark.parametrize("what", BAD)

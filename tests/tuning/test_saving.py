@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from cejudge_dspy import judges
-from cejudge_dspy.cli import _optimize, main
+from cejudge_dspy.cli import main
 from cejudge_dspy.errors import CEJudgeError
 from cejudge_dspy.judges.cejudge import PairwiseJudge
 from tests.support.bad_inputs import good_data
@@ -69,7 +69,7 @@ def test_optimize_checks_out_before_tuning(
     def tune(*args: object, **kwargs: object) -> object:
         raise AssertionError("tuning started before --out was checked")
 
-    monkeypatch.setattr(_optimize, "_optimize_with_progress", tune)
+    monkeypatch.setattr("cejudge_dspy.tuning.optimize", tune)  # the tuning loop `cejudge optimize` runs
     (tmp_path / "file").write_text("")
     where = str(tmp_path / out) if out else ""
     argv = ["optimize", "--task", "chat", "--lm", "simulated:0", "--data", str(good_data(tmp_path))]
