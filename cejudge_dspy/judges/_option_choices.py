@@ -7,7 +7,9 @@ importing DSPy (tests/cli/test_startup.py).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
+
+from cejudge_dspy.errors import InputError, Option
 
 # CE-Judge pairwise: grade each response on its own, or the paper's pairwise judgment for every pair.
 Judgment = Literal["graded", "pairwise"]
@@ -44,3 +46,36 @@ DEFAULT_GRADE_MARGIN = 0.1
 # spelt here because the flags and panel files are read without DSPy (tests/cli/test_adapter_flag.py checks
 # the two agree).
 ADAPTER_CHOICES = ("auto", "chat", "json")
+
+
+# What a judge's value must be, declared once: `JudgeOptions` builds its flags and `--config` keys on these
+# (_options.py adds each one's flag text and where it applies), and the judges' constructors check their
+# keyword arguments through `checked`, so a Python caller, a config file and a flag meet the same bounds in
+# the same words (issue 47).
+RULES: dict[str, Option] = {
+    "orders": Option(flag="--orders", help="", choices=("both", "single")),
+    "decision": Option(flag="--decision", help="", choices=("probability", "argmax")),
+    "tie_band": Option(
+        flag="--tie-band",
+        help="",
+        kind="number",
+        low=0.0,
+        high=1.0,
+        high_open=True,
+        what="a width in probability",
+    ),
+    "judgment": Option(flag="--judgment", help="", choices=JUDGMENTS),
+    "grade_margin": Option(
+        flag="--grade-margin", help="", kind="number", low=0.0, high=1.0, what="a gap in expected grade"
+    ),
+    "tie_breaker": Option(flag="--tie-breaker", help="", choices=TIE_BREAKERS),
+    "directions": Option(flag="--directions", help="", choices=DIRECTIONS),
+    "judge_on": Option(flag="--judge-on", help="", choices=JUDGE_ON),
+}
+
+
+def checked(name: str, value: Any) -> Any:
+    """`value` for the judge option `name` when its rule holds; else one InputError naming the option."""
+    if (problem := RULES[name].problem(value)) is not None:
+        raise InputError(problem, option=name)
+    return value

@@ -13,7 +13,7 @@ every method, and an option a method does not have is recorded as None in its ru
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal
 
 from cejudge_dspy.errors import InputError, Option, check_options, typed_mapping
@@ -21,18 +21,17 @@ from cejudge_dspy.judges._option_choices import (
     DEFAULT_GRADE_MARGIN,
     DEFAULT_TIE_BAND,
     DEFAULT_TIE_BREAKER,
-    DIRECTIONS,
-    JUDGE_ON,
-    JUDGMENTS,
-    TIE_BREAKERS,
+    RULES,
 )
 from cejudge_dspy.tasks import TaskSpec
 
 Applies = Callable[["JudgeOptions", TaskSpec], bool]
 
 
-def _option(default: Any, **meta: Any) -> Any:
-    return field(default=default, metadata={"option": Option(**meta)})
+def _option(default: Any, rule: str | None = None, **meta: Any) -> Any:
+    """A field and its flag; `rule`: the name of its bounds or choices in `RULES` (the constructors' too)."""
+    option = replace(RULES[rule], **meta) if rule else Option(**meta)
+    return field(default=default, metadata={"option": option})
 
 
 def _cejudge(o: JudgeOptions, spec: TaskSpec) -> bool:
@@ -103,8 +102,7 @@ class JudgeOptions:
     )
     orders: Literal["both", "single"] = _option(
         "both",
-        flag="--orders",
-        choices=("both", "single"),
+        rule="orders",
         # The likelihood judge scores each response on its own: it shows no order.
         applies=lambda o, spec: o.method != "likelihood",
         refusal=lambda o, spec: "--method likelihood scores each response on its own; it has no orders",
@@ -112,26 +110,19 @@ class JudgeOptions:
     )
     decision: Literal["probability", "argmax"] = _option(
         "probability",
-        flag="--decision",
-        choices=("probability", "argmax"),
+        rule="decision",
         help="what decides a verdict or score: the judge's token probabilities (default; the argmax where a "
         "backbone gives none, said once) or its argmax answer; records keep both",
     )
     tie_band: float = _option(
         DEFAULT_TIE_BAND,
-        flag="--tie-band",
-        kind="number",
-        low=0.0,
-        high=1.0,
-        high_open=True,
-        what="a width in probability",
+        rule="tie_band",
         help=f"pairwise, --decision probability: a tie when p(A) is within half this of 0.5 "
         f"(default {DEFAULT_TIE_BAND}; `cejudge calibrate DEV_RUN` picks one)",
     )
     judgment: Literal["graded", "pairwise"] = _option(
         "graded",
-        flag="--judgment",
-        choices=JUDGMENTS,
+        rule="judgment",
         applies=_graded,
         help="CE-Judge pairwise: grade each response on its own and let the pairwise judgment (both "
         "orders) decide only pairs whose grades tie (graded, default), or the paper's pairwise judgment "
@@ -139,11 +130,7 @@ class JudgeOptions:
     )
     grade_margin: float = _option(
         DEFAULT_GRADE_MARGIN,
-        flag="--grade-margin",
-        kind="number",
-        low=0.0,
-        high=1.0,
-        what="a gap in expected grade",
+        rule="grade_margin",
         applies=_graded,
         help=f"--judgment graded, --decision probability: the gap between the two expected grades that "
         f"the grades must exceed to decide a pair without the tie-breaker (default {DEFAULT_GRADE_MARGIN}; "
@@ -151,8 +138,7 @@ class JudgeOptions:
     )
     tie_breaker: Literal["likelihood", "orders"] = _option(
         DEFAULT_TIE_BREAKER,
-        flag="--tie-breaker",
-        choices=TIE_BREAKERS,
+        rule="tie_breaker",
         applies=_graded,
         help="--judgment graded: what decides a pair whose expected grades are within --grade-margin: the "
         "backbone's likelihood of each response as its own answer (default; local GGUF backbones, the "
@@ -187,8 +173,7 @@ class JudgeOptions:
     )
     directions: Literal["both", "r2i", "i2r"] = _option(
         "both",
-        flag="--directions",
-        choices=DIRECTIONS,
+        rule="directions",
         group="ablations",
         applies=_cejudge,
         refusal=_ablation_refusal,
@@ -197,8 +182,7 @@ class JudgeOptions:
     )
     judge_on: Literal["original", "translated"] = _option(
         "original",
-        flag="--judge-on",
-        choices=JUDGE_ON,
+        rule="judge_on",
         group="ablations",
         applies=_cejudge,
         refusal=_ablation_refusal,

@@ -153,3 +153,20 @@ def test_a_bad_config_file_is_one_line_naming_the_file_and_the_key(
     err = capsys.readouterr().err
     assert message in " ".join(err.split()) and "Traceback" not in err
     assert len([line for line in err.splitlines() if line.strip()]) == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "bad"),
+    [("tie_band", 1.0), ("grade_margin", -0.1), ("orders", "three"), ("judgment", "vote"), ("directions", "up")],
+)
+def test_a_judge_constructor_and_the_options_meet_one_rule_in_the_same_words(name: str, bad: Any) -> None:
+    """One declaration per bound or choice (`_option_choices.RULES`): `JudgeOptions`, a `--config` key and
+    the judges' own constructors refuse the same value with the same words, naming the option."""
+    from cejudge_dspy.judges.cejudge import PairwiseJudge
+
+    with pytest.raises(InputError) as from_options:
+        JudgeOptions(**{name: bad})
+    with pytest.raises(InputError) as from_judge:
+        PairwiseJudge("chat", **{name: bad})
+    assert str(from_judge.value) == str(from_options.value)
+    assert name in str(from_options.value) and repr(bad) in str(from_options.value)

@@ -18,10 +18,10 @@ from typing import Any
 import dspy
 
 from cejudge_dspy.backbones import capabilities, learn_logprobs
-from cejudge_dspy.errors import BackboneError, InputError
+from cejudge_dspy.errors import BackboneError
 from cejudge_dspy.judges._machinery._said_once import FirstTime
+from cejudge_dspy.judges._option_choices import checked
 from cejudge_dspy.judges.verdicts import (
-    DECISIONS,
     DEFAULT_TIE_BAND,
     IMPOSSIBLE,
     TOP_LOGPROBS,
@@ -107,15 +107,11 @@ def tokens_of(lm: Any, pred: dspy.Prediction) -> list[TokenChoice] | None:
 
 
 def check_decision(decision: str) -> Decision:
-    if decision not in DECISIONS:
-        raise InputError(f"must be one of {', '.join(DECISIONS)}, got {decision!r}", field="decision")
-    return decision  # type: ignore[return-value]
+    return checked("decision", decision)
 
 
 def check_tie_band(tie_band: float) -> float:
-    if not 0.0 <= tie_band < 1.0:
-        raise InputError(f"must be in [0, 1), got {tie_band!r}", field="tie_band")
-    return float(tie_band)
+    return float(checked("tie_band", tie_band))
 
 
 def unavailable_reason(pred: Any) -> str:

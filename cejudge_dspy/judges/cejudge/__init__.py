@@ -1,10 +1,17 @@
 """CE-Judge: concepts and translation -> two checklists per response -> judgment on the original texts."""
 
+from cejudge_dspy.judges._option_choices import (
+    DEFAULT_TIE_BREAKER,
+    DIRECTIONS,
+    JUDGE_ON,
+    JUDGMENTS,
+    TIE_BREAKERS,
+)
 from cejudge_dspy.judges.cejudge._checks import CHECK_NAMES
 from cejudge_dspy.judges.cejudge._judges import cejudge_program, reference_default
-from cejudge_dspy.judges.cejudge._pairwise import JUDGMENTS, PairwiseJudge, shown_first
+from cejudge_dspy.judges.cejudge._pairwise import PairwiseJudge, shown_first
 from cejudge_dspy.judges.cejudge._pointwise import PointwiseJudge
-from cejudge_dspy.judges.cejudge._program import DIRECTIONS, JUDGE_ON, CEJudgeProgram
+from cejudge_dspy.judges.cejudge._program import CEJudgeProgram
 from cejudge_dspy.judges.cejudge._signatures import TASK_DESC, TranslateForReference
 from cejudge_dspy.judges.cejudge._stages import (
     ChecklistFromInstruction,
@@ -15,7 +22,6 @@ from cejudge_dspy.judges.cejudge._stages import (
     Translate,
     VerdictJudgment,
 )
-from cejudge_dspy.judges.cejudge._tiebreak import DEFAULT_TIE_BREAKER, TIE_BREAKERS
 from cejudge_dspy.judges.cejudge._understanding import Understanding, findings, translated_only
 
 __all__ = [

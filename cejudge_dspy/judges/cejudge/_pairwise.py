@@ -16,7 +16,7 @@ from typing import Any, Literal
 import dspy
 
 from cejudge_dspy.data import normalize_language, require_text
-from cejudge_dspy.errors import InputError, known_keywords
+from cejudge_dspy.errors import known_keywords
 from cejudge_dspy.judges._machinery._probability_readings import (
     check_decision,
     check_tie_band,
@@ -24,7 +24,7 @@ from cejudge_dspy.judges._machinery._probability_readings import (
     preference_probabilities,
 )
 from cejudge_dspy.judges._machinery._stage import StageFailure, judge_order
-from cejudge_dspy.judges._option_choices import JUDGMENTS, Judgment
+from cejudge_dspy.judges._option_choices import Judgment, checked
 from cejudge_dspy.judges.cejudge._graded import (
     GradedCall,
     broken_tie,
@@ -39,7 +39,6 @@ from cejudge_dspy.judges.cejudge._program import unparsed_prediction as _unparse
 from cejudge_dspy.judges.cejudge._stages import GradeJudgment, GradeWithReference, Reference, VerdictJudgment
 from cejudge_dspy.judges.cejudge._tiebreak import (
     DEFAULT_TIE_BREAKER,
-    TIE_BREAKERS,
     TieBreaker,
     likelihood_tie_break,
 )
@@ -97,22 +96,12 @@ class PairwiseJudge(CEJudgeProgram):
         judge_on: JudgeOn = "original",
     ) -> None:
         super().__init__(task, translator, concepts=concepts, directions=directions, judge_on=judge_on)
-        if orders not in ("both", "single"):
-            raise InputError(f"orders must be 'both' or 'single', got {orders!r}", field="orders")
-        if judgment not in JUDGMENTS:
-            raise InputError(f"must be one of {', '.join(JUDGMENTS)}, got {judgment!r}", field="judgment")
-        if not 0.0 <= grade_margin <= 1.0:
-            raise InputError(f"must be in [0, 1], got {grade_margin!r}", field="grade_margin")
-        if tie_breaker not in TIE_BREAKERS:
-            raise InputError(
-                f"must be one of {', '.join(TIE_BREAKERS)}, got {tie_breaker!r}", field="tie_breaker"
-            )
-        self.orders = orders
+        self.orders = checked("orders", orders)
         self.decision = check_decision(decision)
         self.tie_band = check_tie_band(tie_band)
-        self.judgment = judgment
-        self.grade_margin = float(grade_margin)
-        self.tie_breaker = tie_breaker
+        self.judgment = checked("judgment", judgment)
+        self.grade_margin = float(checked("grade_margin", grade_margin))
+        self.tie_breaker = checked("tie_breaker", tie_breaker)
         # With a reference the grades also see the judge's own short answer to the instruction, written
         # first: a small judge that does not work out "6 x 4" while grading "20" does when answering it.
         self.reference = Reference() if reference and judgment == "graded" else None

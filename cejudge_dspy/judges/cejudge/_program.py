@@ -23,12 +23,12 @@ from typing import Any, Literal
 import dspy
 
 from cejudge_dspy.data import is_english, language_name
-from cejudge_dspy.errors import InputError, TaskError
+from cejudge_dspy.errors import TaskError
 from cejudge_dspy.judges._machinery._saved_programs import for_task
 from cejudge_dspy.judges._machinery._shared_work import SharedWork
 from cejudge_dspy.judges._machinery._stage import StageFailure
 from cejudge_dspy.judges._machinery._sync_bridge import run_sync
-from cejudge_dspy.judges._option_choices import DIRECTIONS, JUDGE_ON, Directions, JudgeOn
+from cejudge_dspy.judges._option_choices import Directions, JudgeOn, checked
 from cejudge_dspy.judges.cejudge._stages import (
     ChecklistFromInstruction,
     ChecklistFromResponse,
@@ -61,15 +61,9 @@ class CEJudgeProgram(dspy.Module):
         self.spec = load_task(task)
         if self.spec.mode != self.mode:
             raise TaskError(f"task '{self.spec.name}' is {self.spec.mode}; use the {self.spec.mode} judge")
-        if directions not in DIRECTIONS:
-            raise InputError(
-                f"must be one of {', '.join(DIRECTIONS)}, got {directions!r}", field="directions"
-            )
-        if judge_on not in JUDGE_ON:
-            raise InputError(f"must be one of {', '.join(JUDGE_ON)}, got {judge_on!r}", field="judge_on")
         self.use_concepts = bool(concepts)
-        self.directions = directions
-        self.judge_on = judge_on
+        self.directions = checked("directions", directions)
+        self.judge_on = checked("judge_on", judge_on)
         self.concepts = LinguisticConcepts() if self.spec.concepts == "linguistic" else Concepts()
         self.translate = Translate()
         self.checklist_r2i = ChecklistFromResponse()
