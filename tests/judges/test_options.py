@@ -157,7 +157,13 @@ def test_a_bad_config_file_is_one_line_naming_the_file_and_the_key(
 
 @pytest.mark.parametrize(
     ("name", "bad"),
-    [("tie_band", 1.0), ("grade_margin", -0.1), ("orders", "three"), ("judgment", "vote"), ("directions", "up")],
+    [
+        ("tie_band", 1.0),
+        ("grade_margin", -0.1),
+        ("orders", "three"),
+        ("judgment", "vote"),
+        ("directions", "up"),
+    ],
 )
 def test_a_judge_constructor_and_the_options_meet_one_rule_in_the_same_words(name: str, bad: Any) -> None:
     """One declaration per bound or choice (`_option_choices.RULES`): `JudgeOptions`, a `--config` key and
