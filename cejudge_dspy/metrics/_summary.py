@@ -40,7 +40,7 @@ from cejudge_dspy.metrics._measures import accuracy, position_consistency, share
 from cejudge_dspy.metrics._result import MetricResult
 from cejudge_dspy.metrics._scoring import item_counts, language_key, prediction, strict_golds
 from cejudge_dspy.metrics._selective import has_confidence, selective_summary
-from cejudge_dspy.metrics._significance import bootstrap_ci
+from cejudge_dspy.metrics._significance import check_bootstrap_args, with_bootstrap_ci
 from cejudge_dspy.runs import Record
 from cejudge_dspy.tasks import TaskSpec
 
@@ -74,8 +74,9 @@ def _with_ci(
     if memo is not None and key is not None and key in memo:
         return copy.deepcopy(memo[key])
     result = fn(preds, golds)
-    if n_resamples and result.n >= MIN_CI_ITEMS:
-        result = bootstrap_ci(fn, preds, golds, n_resamples=n_resamples, seed=seed)
+    if n_resamples and result.n >= MIN_CI_ITEMS:  # bootstrap_ci's interval, from the point just computed
+        check_bootstrap_args(n_resamples, 0.95)
+        result = with_bootstrap_ci(result, fn, [list(preds), list(golds)], n_resamples, 0.95, seed)
     row = result.to_dict()
     if memo is not None and key is not None:
         memo[key] = copy.deepcopy(row)
