@@ -162,7 +162,8 @@ def decision_rules(
     """Both decision rules from one run, what the probabilities were (`ok`, `unavailable`,
     `not_located` per record) and, pairwise, the calibration of the probability verdict's confidence.
     `headline`: `_metrics` of `rows` as they are, already computed; a rule that leaves every record as it
-    is (the run's own rule) reuses it instead of bootstrapping the same numbers again."""
+    is (the run's own rule, or one that finds no probabilities to decide by) reuses it instead of
+    computing the same numbers again."""
     status: dict[str, int] = defaultdict(int)
     decided: dict[str, int] = dict.fromkeys(DECISIONS, 0)
     for r in rows:
@@ -176,7 +177,9 @@ def decision_rules(
     }
     for rule in DECISIONS:
         ruled = [under_rule(r, rule) for r in rows]
-        if headline is not None and all(a is b for a, b in zip(ruled, rows, strict=True)):
+        # Records equal field for field measure the same (the probability rule keeps the argmax where a
+        # record has no probabilities: its results are rebuilt, equal to the run's own).
+        if headline is not None and all(a is b or a == b for a, b in zip(ruled, rows, strict=True)):
             out[rule] = copy.deepcopy(headline)
         else:
             out[rule] = _metrics(ruled, spec, n_resamples, seed, abstained, memo)
