@@ -101,7 +101,10 @@ def run_evaluate(args: argparse.Namespace) -> int:
     resolved = resolve_preset(args.preset, flags, flags.task)
     if args.preset:
         console(stderr=True).print(describe_preset(args.preset, flags, resolved), soft_wrap=True)
-    lm_options = backbone_options(args)
+    from cejudge_dspy.files import paused_gc
+
+    with paused_gc():  # the backbone flags' checks import DSPy: a million objects, no cycles (files._gc)
+        lm_options = backbone_options(args)
     members = panel_members(args, flags.methods, resolved.options, lm_options)
     options = replace(options, judge=resolved.options, lm_options=lm_options, panel=members)
     options = replace(

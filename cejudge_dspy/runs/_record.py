@@ -109,7 +109,7 @@ class Record:
             )
         ):
             raise RecordFieldError("members", "is not a list of member outcomes with a name and a status")
-        known = {f for f in cls.__dataclass_fields__}
+        known = cls.__dataclass_fields__
         fields = {k: v for k, v in data.items() if k in known}
         fields["item"] = _part("item", Item.from_dict, data["item"])
         fields["result"] = (
