@@ -21,11 +21,19 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 # Characters that show nothing: zero-width space/joiners, word joiner, BOM, soft hyphen, Mongolian vowel
 # separator, the invisible operators; with str.isspace, what a text "only of invisible characters" holds.
-_INVISIBLE = re.compile(r"[\u200b-\u200f\u2060-\u2064\ufeff\u00ad\u180e\u2028\u2029\s]")
+_INVISIBLE = r"\u200b-\u200f\u2060-\u2064\ufeff\u00ad\u180e\u2028\u2029\s"
+# One character that shows: searching for it stops at the first (a text's first character, as a rule)
+# where removing every invisible character would copy the whole text.
+_VISIBLE = re.compile(f"[^{_INVISIBLE}]")
+# Either kind of refused character: one scan finds a text clean (nearly every text), and only a text it
+# flags is scanned again for the problem to name (a lone surrogate first, wherever it is).
+_REFUSED = re.compile(r"[\ud800-\udfff\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def text_problem(value: str) -> str | None:
     """Why `value` cannot be judged as text (None when it can)."""
+    if _VISIBLE.search(value) and not _REFUSED.search(value):
+        return None
     if bad := _SURROGATE.search(value):
         return (
             f"holds half a character (a lone surrogate U+{ord(bad[0]):04X} at position {bad.start()}, "
@@ -35,7 +43,7 @@ def text_problem(value: str) -> str | None:
         return (
             f"holds a control character (U+{ord(bad[0]):04X} at position {bad.start()}), not text; remove it"
         )
-    if not _INVISIBLE.sub("", value):
+    if not _VISIBLE.search(value):
         return (
             "is empty"
             if not value.strip()

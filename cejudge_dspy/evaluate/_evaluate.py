@@ -75,25 +75,14 @@ def evaluate(
         options = replace(options, **values)
     progress = progress or EvaluateProgress()
     from cejudge_dspy.data import field_mapping
-    from cejudge_dspy.judges import prompt_fingerprint, run_program, run_program_identity
+    from cejudge_dspy.files import paused_gc
+    from cejudge_dspy.judges import prompt_fingerprint
     from cejudge_dspy.runs import item_ids, lock, prepare_run_dir
-    from cejudge_dspy.tasks import load_task
 
-    # Everything is checked before anything is written: a typo never leaves a run behind.
-    check_options(options)
-    spec = load_task(options.task)
-    if options.panel is None:
-        options.judge.check(spec)
-        check_backbone_spec(options.run_backbone, options.judge.method)
-        program = run_program(spec.name, options=options.judge)
-        label = run_program_identity(spec.name, options.judge.method, options.judge.program)
-    else:
-        from cejudge_dspy.evaluate._panel import build_panel, check_panel
-
-        check_panel(spec, options.panel, options.run_backbone, options.panel_source)
-        program, panel = build_panel(spec, options.panel, options.judge.tie_band, options.panel_source)
-        label = "panel"
-    items = select_items(options, spec)
+    # Building the program (DSPy's imports), reading the data and the run and summarizing it make millions
+    # of objects without cycles: the cyclic collector waits meanwhile (files.paused_gc); judging has it.
+    with paused_gc():
+        spec, program, panel, label, items = _program_and_items(options)
     fields_, constants = field_mapping(spec, dict(options.fields), dict(options.constants))
     if line := unlabelled_note(spec, items, fields_.get("label")):
         progress.note(line)
@@ -123,8 +112,32 @@ def evaluate(
     config["items"] = item_ids([i.id for i in items])  # what readers and merge check a run's records against
     out = options.run_dir
     with lock(out):
-        records = prepare_run_dir(out, config, force_new=options.force_new)
+        with paused_gc():
+            records = prepare_run_dir(out, config, force_new=options.force_new)
         return _judge_and_summarize(options, spec, program, items, records, out, config, progress)
+
+
+def _program_and_items(options: EvaluateOptions) -> tuple[TaskSpec, Any, Any, str, list[Item]]:
+    """The task, the program (and a panel's members), its label in run.json and the items, every option
+    checked first: nothing is written before all of it is, so a typo never leaves a run behind."""
+    from cejudge_dspy.judges import run_program, run_program_identity
+    from cejudge_dspy.tasks import load_task
+
+    check_options(options)
+    spec = load_task(options.task)
+    panel = None
+    if options.panel is None:
+        options.judge.check(spec)
+        check_backbone_spec(options.run_backbone, options.judge.method)
+        program = run_program(spec.name, options=options.judge)
+        label = run_program_identity(spec.name, options.judge.method, options.judge.program)
+    else:
+        from cejudge_dspy.evaluate._panel import build_panel, check_panel
+
+        check_panel(spec, options.panel, options.run_backbone, options.panel_source)
+        program, panel = build_panel(spec, options.panel, options.judge.tie_band, options.panel_source)
+        label = "panel"
+    return spec, program, panel, label, select_items(options, spec)
 
 
 def unlabelled_note(spec: Any, items: Sequence[Any], label_column: str | None) -> str | None:
@@ -196,6 +209,7 @@ def _judge_and_summarize(
 ) -> Evaluation:
     """Judge the items not yet in `records`, summarize the run and write summary.json."""
     from cejudge_dspy.evaluate._runner import judge_items, pending_items
+    from cejudge_dspy.files import paused_gc
     from cejudge_dspy.metrics import summarize
     from cejudge_dspy.runs import RESULTS, SUMMARY, read_records, read_timing, run_timing, write_summary
 
@@ -234,15 +248,16 @@ def _judge_and_summarize(
                 )
             )
             progress.status("")
-    final = read_records(out / RESULTS) if todo else records  # nothing judged: what the resume read
-    summary = summarize(
-        final,
-        spec,
-        n_resamples=options.bootstrap,
-        seed=options.run_seed,
-        abstain_below=options.abstain_below,
-        confidence=options.confidence,
-    )
+    with paused_gc():
+        final = read_records(out / RESULTS) if todo else records  # nothing judged: what the resume read
+        summary = summarize(
+            final,
+            spec,
+            n_resamples=options.bootstrap,
+            seed=options.run_seed,
+            abstain_below=options.abstain_below,
+            confidence=options.confidence,
+        )
     if line := without_confidence(summary):
         progress.note(line)
     summary["run"] = config

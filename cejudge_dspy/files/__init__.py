@@ -1,12 +1,14 @@
 """Files the package reads and writes, the one mechanism for each: `read_json` / `read_toml` (regular
 files only, bounded in size, nesting and numbers caught, one line naming the file) and `write_file_atomic`
 and its siblings (no symlink followed, temporary files created exclusively, one line on a full or
-read-only disk)."""
+read-only disk); `paused_gc` while a reader builds millions of objects without cycles."""
 
+from cejudge_dspy.files._gc import paused_gc
 from cejudge_dspy.files._read import (
     MAX_BYTES,
     MAX_RESULTS_BYTES,
     file_kind,
+    loads,
     parse_json,
     read_bytes,
     read_json,
@@ -30,9 +32,11 @@ __all__ = [
     "MAX_RESULTS_BYTES",
     "UnsafeFileError",
     "file_kind",
+    "loads",
     "make_dirs",
     "open_nofollow",
     "parse_json",
+    "paused_gc",
     "read_bytes",
     "read_json",
     "read_text",

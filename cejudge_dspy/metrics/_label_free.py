@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from cejudge_dspy.metrics._result import PAIRWISE_LABELS, MetricResult, undefined_result
 from cejudge_dspy.metrics._scoring import errored, language_key, prediction
@@ -82,6 +81,8 @@ def wilson_share(hits: int, n: int, name: str, confidence: float = CONFIDENCE) -
     """`hits / n` with its Wilson score interval; undefined when nothing was judged."""
     if n == 0:
         return undefined_result(name, 0, 0, "no judged items", n_target=0)
+    from scipy import stats  # here: scipy.stats takes a second to import, and only a label-free run uses it
+
     ci = stats.binomtest(hits, n).proportion_ci(confidence_level=confidence, method="wilson")
     return MetricResult(
         name, hits / n, n, ci_low=float(ci.low), ci_high=float(ci.high), extra={"n_target": hits}

@@ -29,6 +29,7 @@ from cejudge_dspy.errors import InputError
 
 PAIRWISE_LABELS: tuple[str, ...] = ("A", "B", "tie")
 _LABEL_MAP = {"A": "A", "B": "B", "TIE": "tie"}
+_CANONICAL = {"A": "A", "B": "B", "tie": "tie"}  # as records hold them: looked up without strip/upper
 
 
 class _ReadOnlyDict(dict):  # type: ignore[type-arg]
@@ -95,7 +96,10 @@ def is_missing(value: object) -> bool:
 
 def normalize_label(value: object, *, item: int | None = None, field: str = "label") -> str:
     """Map a pairwise verdict to ``"A"``, ``"B"`` or ``"tie"``; anything else is an `InputError`."""
-    label = _LABEL_MAP.get(str(value).strip().upper()) if isinstance(value, str) else None
+    if isinstance(value, str):
+        label = _CANONICAL.get(value) or _LABEL_MAP.get(value.strip().upper())
+    else:
+        label = None
     if label is None:
         raise InputError(f"{value!r} is not a pairwise label (A, B or tie)", item=_item(item), field=field)
     return label

@@ -135,7 +135,7 @@ def _percentile_ci(values: np.ndarray, confidence: float) -> tuple[float | None,
     return float(low), float(high)
 
 
-def _check_bootstrap_args(n_resamples: int, confidence: float) -> None:
+def check_bootstrap_args(n_resamples: int, confidence: float) -> None:
     if n_resamples < 1:
         raise InputError(f"must be >= 1, got {n_resamples}", field="n_resamples")
     if not 0 < confidence < 1:
@@ -159,18 +159,29 @@ def bootstrap_ci(
     percentiles and counted in ``extra["n_resamples_undefined"]``. Pass options with a lambda or
     `functools.partial`. Deterministic for a given ``seed``; no CI when the point value is undefined.
     """
-    _check_bootstrap_args(n_resamples, confidence)
+    check_bootstrap_args(n_resamples, confidence)
     if not arrays:
         raise InputError("needs at least one item-aligned sequence to resample", field="arrays")
     lists = check_aligned(arrays, [f"arrays[{i}]" for i in range(len(arrays))])
+    return with_bootstrap_ci(metric_fn(*arrays), metric_fn, lists, n_resamples, confidence, seed)
+
+
+def with_bootstrap_ci(
+    point: MetricResult | float,
+    metric_fn: Callable[..., MetricResult | float],
+    lists: list[list[Any]],
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+) -> MetricResult:
+    """`bootstrap_ci` for a point value already computed (`metric_fn` on `lists`, checked and aligned):
+    a summary computes each point value once, for its row, and its interval from there."""
     n = len(lists[0])
-    point = metric_fn(*arrays)
     if not isinstance(point, MetricResult):
         point = MetricResult(getattr(metric_fn, "__name__", "metric"), float(point), n)
     if not point.defined or n == 0:
         return point
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(n_resamples, n))
+    idx = np.random.default_rng(seed).integers(0, n, size=(n_resamples, n))
     vals = _resampled_values(metric_fn, lists, idx)
     low, high = _percentile_ci(vals, confidence)
     extra = dict(point.extra) | {
@@ -197,7 +208,7 @@ def paired_bootstrap_diff(
     items. The two-sided p-value is the percentile-bootstrap one, ``2 * min(P*(d <= 0), P*(d >= 0))``
     (capped at 1); resamples where either metric is undefined are dropped and counted.
     """
-    _check_bootstrap_args(n_resamples, confidence)
+    check_bootstrap_args(n_resamples, confidence)
     a, b, g = check_aligned([preds_a, preds_b, golds], ["preds_a", "preds_b", "golds"])
     keep = [i for i in range(len(g)) if not any(is_missing(v[i]) for v in (a, b, g))]
     a, b, g = ([v[i] for i in keep] for v in (a, b, g))

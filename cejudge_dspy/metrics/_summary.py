@@ -40,7 +40,7 @@ from cejudge_dspy.metrics._measures import accuracy, position_consistency, share
 from cejudge_dspy.metrics._result import MetricResult
 from cejudge_dspy.metrics._scoring import item_counts, language_key, prediction, strict_golds
 from cejudge_dspy.metrics._selective import has_confidence, selective_summary
-from cejudge_dspy.metrics._significance import bootstrap_ci
+from cejudge_dspy.metrics._significance import check_bootstrap_args, with_bootstrap_ci
 from cejudge_dspy.runs import Record
 from cejudge_dspy.tasks import TaskSpec
 
@@ -74,8 +74,9 @@ def _with_ci(
     if memo is not None and key is not None and key in memo:
         return copy.deepcopy(memo[key])
     result = fn(preds, golds)
-    if n_resamples and result.n >= MIN_CI_ITEMS:
-        result = bootstrap_ci(fn, preds, golds, n_resamples=n_resamples, seed=seed)
+    if n_resamples and result.n >= MIN_CI_ITEMS:  # bootstrap_ci's interval, from the point just computed
+        check_bootstrap_args(n_resamples, 0.95)
+        result = with_bootstrap_ci(result, fn, [list(preds), list(golds)], n_resamples, 0.95, seed)
     row = result.to_dict()
     if memo is not None and key is not None:
         memo[key] = copy.deepcopy(row)
@@ -161,7 +162,8 @@ def decision_rules(
     """Both decision rules from one run, what the probabilities were (`ok`, `unavailable`,
     `not_located` per record) and, pairwise, the calibration of the probability verdict's confidence.
     `headline`: `_metrics` of `rows` as they are, already computed; a rule that leaves every record as it
-    is (the run's own rule) reuses it instead of bootstrapping the same numbers again."""
+    is (the run's own rule, or one that finds no probabilities to decide by) reuses it instead of
+    computing the same numbers again."""
     status: dict[str, int] = defaultdict(int)
     decided: dict[str, int] = dict.fromkeys(DECISIONS, 0)
     for r in rows:
@@ -175,7 +177,9 @@ def decision_rules(
     }
     for rule in DECISIONS:
         ruled = [under_rule(r, rule) for r in rows]
-        if headline is not None and all(a is b for a, b in zip(ruled, rows, strict=True)):
+        # Records equal field for field measure the same (the probability rule keeps the argmax where a
+        # record has no probabilities: its results are rebuilt, equal to the run's own).
+        if headline is not None and all(a is b or a == b for a, b in zip(ruled, rows, strict=True)):
             out[rule] = copy.deepcopy(headline)
         else:
             out[rule] = _metrics(ruled, spec, n_resamples, seed, abstained, memo)

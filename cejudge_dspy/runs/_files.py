@@ -28,6 +28,9 @@ class RunWriteError(CEJudgeError):
     """results.jsonl could not be written (full disk, file size limit, permissions)."""
 
 
+_BLANK = b" \t\n\r\x0b\x0c"  # what bytes.rstrip() strips
+
+
 def torn_tail(data: bytes) -> int | None:
     """Where the torn final line of a results file's bytes starts, or None when it ends in a whole line.
 
@@ -35,12 +38,16 @@ def torn_tail(data: bytes) -> int | None:
     reader of a run and `repair_torn_tail` apply this one rule, so what a reader reports as torn is what
     a resume judges again. A final JSON object that lacks only its newline is whole; blank lines are
     skipped by every reader, so trailing ones are not a line."""
-    body = data.rstrip()
-    if not body:
+    end = len(data)  # the end of `data.rstrip()`, found without copying a results file of many MB
+    while end and data[end - 1] in _BLANK and len(data) - end < 64:
+        end -= 1
+    if end and data[end - 1] in _BLANK:  # a long blank tail: rstrip finds its start faster
+        end = len(data.rstrip())
+    if not end:
         return None
-    start = body.rfind(b"\n") + 1
+    start = data.rfind(b"\n", 0, end) + 1
     try:
-        return None if isinstance(json.loads(body[start:]), dict) else start
+        return None if isinstance(json.loads(data[start:end]), dict) else start
     except ValueError:  # not JSON, or not UTF-8
         return start
 

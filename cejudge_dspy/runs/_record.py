@@ -20,7 +20,7 @@ from typing import Any
 
 from cejudge_dspy.data import Item
 from cejudge_dspy.errors import CEJudgeError
-from cejudge_dspy.files import MAX_RESULTS_BYTES, parse_json, read_bytes, read_json
+from cejudge_dspy.files import MAX_RESULTS_BYTES, parse_json, paused_gc, read_bytes, read_json
 from cejudge_dspy.judges.verdicts import JudgeResult
 from cejudge_dspy.runs._dir import RESULTS, RUN, open_run, read_identity
 from cejudge_dspy.runs._files import torn_tail, write_json_atomic
@@ -109,7 +109,7 @@ class Record:
             )
         ):
             raise RecordFieldError("members", "is not a list of member outcomes with a name and a status")
-        known = {f for f in cls.__dataclass_fields__}
+        known = cls.__dataclass_fields__
         fields = {k: v for k, v in data.items() if k in known}
         fields["item"] = _part("item", Item.from_dict, data["item"])
         fields["result"] = (
@@ -172,6 +172,11 @@ def _read_lines(path: Path) -> tuple[list[tuple[int, Record]], bool]:
     data = read_bytes(path, _unreadable_results, limit=MAX_RESULTS_BYTES)  # a pipe or a device refused
     cut = torn_tail(data)
     body = data if cut is None else data[:cut]
+    with paused_gc():  # millions of objects, no cycles (files._gc)
+        return _records(path, body), cut is not None
+
+
+def _records(path: Path, body: bytes) -> list[tuple[int, Record]]:
     rows: list[tuple[int, Record]] = []
     for n, line in enumerate(body.split(b"\n"), 1):
         if not line.strip():
@@ -186,7 +191,7 @@ def _read_lines(path: Path) -> tuple[list[tuple[int, Record]], bool]:
         except RecordFieldError as exc:
             what = f"record of item {row['id']!r}" if isinstance(row.get("id"), str) else "record"
             raise CEJudgeError(f"{path}:{n}: {what}: {exc}; {_FIX}") from None
-    return rows, cut is not None
+    return rows
 
 
 def read_records(path: Path) -> list[Record]:

@@ -9,6 +9,7 @@ limited.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import os
@@ -17,11 +18,8 @@ import weakref
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-import deep_translator
 import requests
 import tenacity
-from deep_translator import exceptions as dt_errors
-from deep_translator.constants import GOOGLE_LANGUAGES_TO_CODES
 
 from cejudge_dspy.data import is_english, language_name, normalize_language
 from cejudge_dspy.errors import TranslationError
@@ -35,16 +33,37 @@ GOOGLE_CHAR_LIMIT = 5000
 
 # Canonical codes Google spells differently; other region variants fall back to the base language.
 _GOOGLE_CODES = {"zh": "zh-CN", "zh-HK": "zh-TW", "he": "iw", "jv": "jw", "nb": "no", "nn": "no"}
-_GOOGLE_SUPPORTED = frozenset(GOOGLE_LANGUAGES_TO_CODES.values())
+
+
+# deep-translator is imported when Google is asked, not with the package: it imports BeautifulSoup and
+# soupsieve (0.1-0.3 s), which a run translating with its LLM, or a resume judging nothing, never uses.
+@functools.cache
+def _google_supported() -> frozenset[str]:
+    from deep_translator.constants import GOOGLE_LANGUAGES_TO_CODES
+
+    return frozenset(GOOGLE_LANGUAGES_TO_CODES.values())
+
+
+@functools.cache
+def _fatal_errors() -> tuple[type[Exception], ...]:
+    """What Google refuses (a payload, a length, a language): not worth another try."""
+    from deep_translator import exceptions as dt_errors
+
+    return (
+        dt_errors.NotValidPayload,
+        dt_errors.NotValidLength,
+        dt_errors.LanguageNotSupportedException,
+        dt_errors.InvalidSourceOrTargetLanguage,
+    )
 
 
 def google_code(code: str) -> str:
     """The code deep-translator's GoogleTranslator expects for a canonical code."""
     code = normalize_language(code)
     mapped = _GOOGLE_CODES.get(code, code)
-    if mapped not in _GOOGLE_SUPPORTED:
+    if mapped not in _google_supported():
         mapped = mapped.partition("-")[0]
-    if mapped not in _GOOGLE_SUPPORTED:
+    if mapped not in _google_supported():
         raise TranslationError(
             f"Google Translate does not support {language_name(code)} ('{code}'); "
             "use --translator llm or --translator none"
@@ -108,12 +127,6 @@ class GoogleTranslator(_CachedTranslator):
     """
 
     name = "google"
-    _FATAL = (
-        dt_errors.NotValidPayload,
-        dt_errors.NotValidLength,
-        dt_errors.LanguageNotSupportedException,
-        dt_errors.InvalidSourceOrTargetLanguage,
-    )
 
     def __init__(
         self,
@@ -164,7 +177,7 @@ class GoogleTranslator(_CachedTranslator):
         retrying = tenacity.AsyncRetrying(
             stop=tenacity.stop_after_attempt(self.retries + 1),
             wait=tenacity.wait_exponential(multiplier=self.backoff, exp_base=2, min=0),
-            retry=tenacity.retry_if_not_exception_type(self._FATAL),
+            retry=tenacity.retry_if_not_exception_type(_fatal_errors()),
             sleep=self._sleep,
             reraise=True,
         )
@@ -186,6 +199,8 @@ class GoogleTranslator(_CachedTranslator):
     def _request(self, text: str, source: str) -> str:
         # A fresh client per call: deep-translator keeps the request text on the instance, so
         # sharing one across threads would mix texts. Looked up on the module so tests can patch it.
+        import deep_translator
+
         client = deep_translator.GoogleTranslator(
             source=source, target=self.target_code, proxies=self.proxies
         )
