@@ -50,7 +50,7 @@ import dspy  # noqa: E402
 
 from benchmarks.record import Cell, Table, add_record_argument, record  # noqa: E402
 from benchmarks.synthetic import pairwise_items  # noqa: E402
-from cejudge_dspy.backbones import use_backbone  # noqa: E402
+from cejudge_dspy.backbones import BackboneOptions, use_backbone  # noqa: E402
 from cejudge_dspy.data import Item  # noqa: E402
 from cejudge_dspy.evaluate import (  # noqa: E402
     RayOptions,
@@ -122,8 +122,7 @@ def ray_run(items: list[Item], lm: str, actors: int, concurrency: int, out: Path
         method="cejudge",
         program="base",
         program_label="base",
-        lm=lm,
-        lm_options={"cache": False},
+        backbone=BackboneOptions(lm=lm, cache=False),
         concurrency=concurrency,
     )
     progress = RayProgress()

@@ -68,15 +68,18 @@ def check_names(given: Iterable[str], known: Iterable[str], what: str) -> None:
             raise InputError(f"unknown {what} '{name}': {hint}known: {', '.join(known)}")
 
 
-def known_keywords(function: Callable[..., Any]) -> Callable[..., Any]:
+def known_keywords(function: Callable[..., Any] | None = None, *, also: Iterable[str] = ()) -> Any:
     """`function` (a constructor or factory) refusing a keyword it does not have with one line naming the
-    nearest one it has, instead of Python's bare TypeError or a `**kwargs` that swallows it."""
+    nearest one it has, instead of Python's bare TypeError or a `**kwargs` that swallows it. `also`: the
+    keywords its `**kwargs` passes on (a TypedDict's keys), known too; `@known_keywords(also=...)`."""
     import functools
     import inspect
 
+    if function is None:
+        return functools.partial(known_keywords, also=tuple(also))
     named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
     known = [p.name for p in inspect.signature(function).parameters.values() if p.kind in named]
-    known = [k for k in known if k != "self"]
+    known = [k for k in known if k != "self"] + [k for k in also if k not in known]
     what = function.__qualname__.removesuffix(".__init__")
 
     @functools.wraps(function)

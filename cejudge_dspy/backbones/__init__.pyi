@@ -86,6 +86,9 @@ from ._options import (
     BackboneOptions as BackboneOptions,
 )
 from ._options import (
+    backbone_options as backbone_options,
+)
+from ._options import (
     is_local as is_local,
 )
 from ._provider import (

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
-from cejudge_dspy.errors import Option, check_options, known_keywords, typed_mapping
+from cejudge_dspy.errors import InputError, Option, check_options, known_keywords, typed_mapping
 
 # One judgment call of a small model on a loaded CPU server can take minutes
 # (docs/measurements/server-road.md): the default lets such a server work, while one that never answers
@@ -250,3 +250,17 @@ class BackboneOptions:
 
 # A keyword the options do not have is one line naming the nearest one (`temprature`), not a TypeError.
 BackboneOptions.__init__ = known_keywords(BackboneOptions.__init__)  # type: ignore[method-assign]
+
+
+def backbone_options(
+    backbone: Any, option: str = "backbone", kinds: str = "a BackboneOptions or a backbone spec"
+) -> BackboneOptions:
+    """A backbone as its settings: a `BackboneOptions` as it is, a spec such as "simulated:0" as
+    `BackboneOptions(lm=spec)` (the default settings). Anything else is one line naming `option` and what
+    it takes (`kinds`). The one reading of a `backbone=` argument: `EvaluateOptions`, `optimize` and the
+    bridges' judges go through it."""
+    if isinstance(backbone, BackboneOptions):
+        return backbone
+    if isinstance(backbone, str):
+        return BackboneOptions(lm=backbone)
+    raise InputError(f"must be {kinds}, got {backbone!r}", option=option)

@@ -1,9 +1,10 @@
 """One judge for another framework's loop: a task's judge program and its backbone, asked about one
 response (pointwise) or one response against a reference (pairwise) at a time.
 
-The backbone is chosen by the caller, never here: a spec string (`"simulated:0"`, `"embedded"`,
-`"hosted_vllm/..."`) with its `make_lm` options, a `dspy.LM`, or nothing, in which case the judge runs on
-whatever LM is current (`dspy.context(lm=...)` or `dspy.configure`) when it is asked. Every judgment runs
+The backbone is chosen by the caller, never here: a `BackboneOptions` (the backbone and its settings, as
+`evaluate` takes them), a spec string (`"simulated:0"`, `"embedded"`, `"hosted_vllm/..."`: the backbone
+with its default settings), a `dspy.LM`, or nothing, in which case the judge runs on whatever LM is current
+(`dspy.context(lm=...)` or `dspy.configure`) when it is asked. Every judgment runs
 inside `dspy.context(lm=..., trace=None)`: the judge's own calls never enter the trace of the program a
 metric is scoring (GEPA reflects on that trace). A thread gets its own copy of the program (DSPy's
 `Evaluate` calls a metric from several threads; each runs the judge's async pipeline on its own loop).
@@ -13,15 +14,15 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import dspy
 
 from cejudge_dspy import backbones
+from cejudge_dspy.backbones import BackboneOptions
 from cejudge_dspy.data import Item, normalize_language, require_text
-from cejudge_dspy.errors import BackboneError, InputError
+from cejudge_dspy.errors import BackboneError, InputError, known_keywords
 from cejudge_dspy.judges import JudgeOptions, check_method_backbone, run_program
 from cejudge_dspy.judges.verdicts import JudgeResult
 from cejudge_dspy.tasks import TaskSpec, load_task
@@ -30,6 +31,21 @@ from cejudge_dspy.tasks import TaskSpec, load_task
 # (1-5, G-Eval's SummEval scale) where a task declares no scale.
 _SHARE_METHODS = frozenset({"checkeval"})
 _GEVAL_LEVELS = (1, 5)
+
+# A judge's backbone, as every bridge takes it: its settings (a spec alone: the default ones), a `dspy.LM`
+# as it is, or None: the LM current at each call.
+Backbone = BackboneOptions | str | dspy.BaseLM | None
+
+
+class JudgeArgs(TypedDict, total=False):
+    """The judge and its backbone, declared once: `BridgeJudge`'s keyword arguments, which `JudgeMetric`
+    and `inspect_scorer` take as they are (`**judge`) beside the task and the method."""
+
+    options: JudgeOptions | None  # the judge's options (`JudgeOptions`, as `evaluate` takes them)
+    backbone: Backbone  # a BackboneOptions, a spec such as "simulated:0", a dspy.LM, or None
+
+
+JUDGE_ARGS = tuple(JudgeArgs.__annotations__)
 
 
 @dataclass(frozen=True)
@@ -50,16 +66,17 @@ class Judgment:
 
 
 class BridgeJudge:
-    """A task's judge (`method`, `options`) on a backbone (`lm`, `lm_options`), for one item at a time."""
+    """A task's judge (`method`, `options`) on a `backbone` (see the module docstring), for one item at a
+    time."""
 
+    @known_keywords
     def __init__(
         self,
         task: str | TaskSpec,
         method: str | None = None,
         *,
         options: JudgeOptions | None = None,
-        lm: str | dspy.LM | None = None,
-        lm_options: Mapping[str, Any] | None = None,
+        backbone: Backbone = None,
     ) -> None:
         self.spec = load_task(task)
         if options is None:
@@ -74,7 +91,7 @@ class BridgeJudge:
         self._programs = threading.local()
         # Built here for this thread, so that a bad option or program fails now, not in the middle of a run.
         self._programs.program = run_program(self.spec, options=options)
-        self._lm, self._adapter = _backbone(self.method, lm, dict(lm_options or {}))
+        self._lm, self._adapter = _backbone(self.method, backbone)
 
     @property
     def mode(self) -> str:
@@ -131,8 +148,8 @@ class BridgeJudge:
         lm = self._lm if self._lm is not None else dspy.settings.lm
         if lm is None:
             raise BackboneError(
-                "the judge has no backbone: pass lm='simulated:0' (or another backbone spec, or a dspy.LM), "
-                "or call it inside `with dspy.context(lm=...)`"
+                "the judge has no backbone: pass backbone='simulated:0' (or another backbone spec, a "
+                "BackboneOptions or a dspy.LM), or call it inside `with dspy.context(lm=...)`"
             )
         extra = {"adapter": self._adapter} if self._adapter is not None else {}
         return dspy.context(lm=lm, trace=None, **extra)
@@ -161,19 +178,15 @@ class BridgeJudge:
         return Judgment(result, min(1.0, max(0.0, (raw - low) / (high - low))), (low, high))
 
 
-def _backbone(method: str, lm: str | dspy.LM | None, options: dict[str, Any]) -> tuple[Any, Any]:
-    """(the LM, the adapter) a judgment runs on: built from a spec, or given, or (None, None): the current."""
-    if lm is None:
-        if options:
-            raise InputError("lm_options need lm: a backbone spec such as 'simulated:0'", field="lm_options")
+def _backbone(method: str, backbone: Backbone) -> tuple[Any, Any]:
+    """(the LM, the adapter) a judgment runs on: built from the backbone's settings, or given, or (None,
+    None): the current."""
+    if backbone is None:
         return None, None
-    if isinstance(lm, str):
-        adapter = options.get("adapter", "auto")
-        check_method_backbone(method, lm, options.get("api_base"))
-        # Looked up on the face at call time: one road to a backbone, the one the docs' tests substitute.
-        return backbones.make_lm(lm, **options), backbones.preferred_adapter(lm, adapter)
-    if isinstance(lm, dspy.BaseLM):
-        if options:
-            raise InputError("lm_options apply to a backbone spec, not to a dspy.LM", field="lm_options")
-        return lm, None
-    raise InputError(f"lm must be a backbone spec or a dspy.LM, got {type(lm).__name__}", field="lm")
+    if isinstance(backbone, dspy.BaseLM):
+        return backbone, None
+    settings = backbones.backbone_options(backbone, kinds="a BackboneOptions, a backbone spec or a dspy.LM")
+    check_method_backbone(method, settings.lm, settings.api_base)
+    # Looked up on the face at call time: one road to a backbone, the one the docs' tests substitute.
+    lm = backbones.make_lm(settings.lm, **settings.kwargs())
+    return lm, backbones.preferred_adapter(settings.lm, settings.adapter)

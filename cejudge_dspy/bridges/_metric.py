@@ -1,7 +1,7 @@
 """`JudgeMetric`: a task's judge as a DSPy metric, for `dspy.Evaluate` and as GEPA's feedback metric.
 
     fields = {"instruction": "text", "response": "translation"}
-    metric = JudgeMetric("literary", lm="simulated:0", fields=fields)
+    metric = JudgeMetric("literary", backbone="simulated:0", fields=fields)
     dspy.Evaluate(devset=dev, metric=metric)(program)
     dspy.GEPA(metric=metric, reflection_lm=...).compile(program, trainset=train, valset=dev)
 
@@ -26,15 +26,17 @@ feedback that says the judge failed, not the response.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dspy
 
 from cejudge_dspy.bridges._feedback import feedback_text
-from cejudge_dspy.bridges._judge import BridgeJudge, Judgment
-from cejudge_dspy.errors import CEJudgeError, InputError
-from cejudge_dspy.judges import JudgeOptions
+from cejudge_dspy.bridges._judge import JUDGE_ARGS, BridgeJudge, JudgeArgs, Judgment
+from cejudge_dspy.errors import CEJudgeError, InputError, known_keywords
 from cejudge_dspy.tasks import TaskSpec
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 DEFAULT_FIELDS = {
     "instruction": "instruction",
@@ -57,30 +59,31 @@ class UnparsedJudgment(CEJudgeError):
 class JudgeMetric:
     """A task's judge as a DSPy metric (see the module docstring).
 
-    `method` / `options`: the judge (`JudgeOptions`, as `cejudge evaluate` takes them). `lm`: the judge's
-    backbone, a spec such as `"simulated:0"` or `"embedded"` (with `lm_options` for `make_lm`: `api_base`,
-    `temperature`, `adapter`, ...) or a `dspy.LM`; None runs the judge on the LM current at each call
-    (`dspy.context(lm=...)`), which inside `dspy.Evaluate` or GEPA is the program's own LM."""
+    `method` / `options`: the judge (`JudgeOptions`, as `evaluate` takes them). `backbone`: the judge's
+    backbone, a `BackboneOptions` (`BackboneOptions(lm="hosted_vllm/M", api_base=..., temperature=...)`), a
+    spec such as `"simulated:0"` or `"embedded"` (its default settings) or a `dspy.LM`; None runs the judge
+    on the LM current at each call (`dspy.context(lm=...)`), which inside `dspy.Evaluate` or GEPA is the
+    program's own LM. `options` and `backbone` are `BridgeJudge`'s (`JudgeArgs`); an unknown keyword is
+    refused with the nearest known one."""
 
+    @known_keywords(also=JUDGE_ARGS)
     def __init__(
         self,
         task: str | TaskSpec,
         method: str | None = None,
         *,
-        options: JudgeOptions | None = None,
-        lm: str | dspy.LM | None = None,
-        lm_options: Mapping[str, Any] | None = None,
         fields: Mapping[str, str] | None = None,
         language: str | None = None,
         response_language: str | None = None,
         unparsed_score: float | None = None,
+        **judge: Unpack[JudgeArgs],
     ) -> None:
         unknown = sorted(set(fields or {}) - set(DEFAULT_FIELDS))
         if unknown:
             raise InputError(
                 f"unknown field '{unknown[0]}'; known: {', '.join(DEFAULT_FIELDS)}", field="fields"
             )
-        self.judge = BridgeJudge(task, method, options=options, lm=lm, lm_options=lm_options)
+        self.judge = BridgeJudge(task, method, **judge)
         self.fields = {**DEFAULT_FIELDS, **(fields or {})}
         self.language, self.response_language = language, response_language
         self.unparsed_score = unparsed_score

@@ -347,8 +347,7 @@ def _judge_on_ray(
         program=judge.program,
         program_label=config["program"],
         prompts=config.get("prompts"),
-        lm=options.lm,
-        lm_options=options.run_backbone.kwargs(),
+        backbone=options.run_backbone,
         options=judge.program_kwargs(),
         concurrency=options.concurrency,
     )

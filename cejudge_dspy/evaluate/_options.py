@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cejudge_dspy.backbones import BackboneOptions
+from cejudge_dspy.backbones import BackboneOptions, backbone_options
 from cejudge_dspy.errors import InputError, check_names
 from cejudge_dspy.judges import JudgeOptions, Option
 
@@ -93,12 +93,8 @@ class EvaluateOptions:
     headline: str | None = None  # the metric a pairwise run's table leads with
 
     def __post_init__(self) -> None:
-        if isinstance(self.backbone, str):  # a spec alone: the backbone with default settings
-            object.__setattr__(self, "backbone", BackboneOptions(lm=self.backbone))
-        elif not isinstance(self.backbone, BackboneOptions):
-            raise InputError(
-                f"must be a BackboneOptions or a backbone spec, got {self.backbone!r}", option="backbone"
-            )
+        # A spec alone is the backbone with default settings.
+        object.__setattr__(self, "backbone", backbone_options(self.backbone))
         seed, own = self.seed, self.backbone.seed
         if seed is not None and own != BackboneOptions().seed and seed != own:
             raise InputError(f"is {seed} and the backbone's seed is {own}: a run has one seed", option="seed")

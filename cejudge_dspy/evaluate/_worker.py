@@ -19,7 +19,7 @@ from typing import Any
 
 import dspy
 
-from cejudge_dspy.backbones import make_lm, preferred_adapter
+from cejudge_dspy.backbones import BackboneOptions, make_lm, preferred_adapter
 from cejudge_dspy.data import Item
 from cejudge_dspy.errors import CEJudgeError
 from cejudge_dspy.evaluate._runner import judge_one
@@ -35,16 +35,15 @@ class WorkerMismatchError(CEJudgeError):
 @dataclass(frozen=True)
 class RunRecipe:
     """What a worker needs to build the run's judge: task and method flags, the program identity the
-    driver recorded, and the backbone (`backbones.make_lm` options). Picklable; it carries the API key
-    to the workers, never into a record."""
+    driver recorded, and the backbone with its settings (the run's `BackboneOptions`, its seed the run's).
+    Picklable; it carries the API key to the workers, never into a record (`secrets`)."""
 
     task: str
     task_version: Any
     method: str
     program: str  # the --program flag: auto, base or a path
     program_label: str  # what it resolved to on the driver (run.json "program")
-    lm: str
-    lm_options: dict[str, Any] = field(default_factory=dict)
+    backbone: BackboneOptions
     # The method options (JudgeOptions.program_kwargs: translator, orders, decision, ...), passed to the
     # program factory as they are, so a new option reaches the workers without a change here.
     options: dict[str, Any] = field(default_factory=dict)
@@ -53,7 +52,7 @@ class RunRecipe:
 
     @property
     def secrets(self) -> list[str]:
-        return secrets_of([self.lm_options.get("api_key")], [self.lm_options.get("api_base")])
+        return secrets_of([self.backbone.api_key], [self.backbone.api_base])
 
 
 def where() -> str:
@@ -99,8 +98,9 @@ class JudgeWorker:
                 f"worker {where()} builds a program whose prompts differ from the driver's (fingerprint "
                 f"{prompts}, the run has {recipe.prompts}); install the same cejudge-dspy on every node"
             )
-        self.lm = make_lm(recipe.lm, **recipe.lm_options)
-        adapter = preferred_adapter(recipe.lm, recipe.lm_options.get("adapter", "auto"))  # --adapter
+        backbone = recipe.backbone
+        self.lm = make_lm(backbone.lm, **backbone.kwargs())
+        adapter = preferred_adapter(backbone.lm, backbone.adapter)  # --adapter
         # DSPy's per-module call history grows with every call and slows a long run: off in workers;
         # the adapter formats each signature's part of a prompt once (`judges.memo_adapter`), as in a
         # local run.

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cejudge_dspy.backbones import BackboneOptions, is_local
+from cejudge_dspy.backbones import BackboneOptions, backbone_options, is_local
 from cejudge_dspy.errors import known_keywords
 from cejudge_dspy.tasks import TaskSpec
 
@@ -95,7 +95,7 @@ def optimize(
     from cejudge_dspy.tasks import load_task
     from cejudge_dspy.tuning import estimate_calls, parse_budget, split_items
 
-    lm = BackboneOptions(lm=backbone) if isinstance(backbone, str) else backbone
+    lm = backbone_options(backbone)
     spec, parsed = load_task(task), parse_budget(budget)
     path = Path(out) if out is not None else default_path(spec)
     check_save_path(path)  # a bad name, a planted symlink or an unwritable folder: before any tuning

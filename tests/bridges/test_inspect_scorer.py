@@ -45,7 +45,7 @@ def test_a_pairwise_scorer_compares_the_output_with_the_target(tmp_path: Path) -
         Sample(input=f"Translate into English: {s}", target=f"A reference for: {s}", id=f"s{i}")
         for i, s in enumerate(SOURCES)
     ]
-    task = Task(dataset=samples, solver=generate(), scorer=inspect_scorer("chat", lm="simulated:0"))
+    task = Task(dataset=samples, solver=generate(), scorer=inspect_scorer("chat", backbone="simulated:0"))
     log = run(task, tmp_path)
     assert len(log.samples) == 3
     for sample in log.samples:
@@ -67,7 +67,7 @@ def test_a_pointwise_scorer_scores_the_output_on_the_tasks_scale(tmp_path: Path)
         Sample(input=s, target="", id=f"p{i}", metadata={"language": "de", "response_language": "en"})
         for i, s in enumerate(SOURCES)
     ]
-    task = Task(dataset=samples, solver=generate(), scorer=inspect_scorer("literary", lm="simulated:0"))
+    task = Task(dataset=samples, solver=generate(), scorer=inspect_scorer("literary", backbone="simulated:0"))
     log = run(task, tmp_path)
     for sample in log.samples:
         (score,) = sample.scores.values()
@@ -84,8 +84,21 @@ def test_an_unreadable_judgment_is_unscored_with_its_reason(tmp_path: Path) -> N
     samples = [
         Sample(input=SOURCES[0], target="", id="u0", metadata={"language": "de", "response_language": "en"})
     ]
-    task = Task(dataset=samples, solver=generate(), scorer=inspect_scorer("literary", lm=judge_lm))
+    task = Task(dataset=samples, solver=generate(), scorer=inspect_scorer("literary", backbone=judge_lm))
     log = run(task, tmp_path)
     (score,) = log.samples[0].scores.values()
     assert score.metadata["status"] == "unparsed" and score.metadata["error_stage"]
     assert "gave no judgment" in score.explanation
+
+
+def test_the_scorer_takes_the_judge_s_arguments_and_refuses_an_unknown_one() -> None:
+    from cejudge_dspy.backbones import BackboneOptions
+    from cejudge_dspy.errors import InputError
+    from cejudge_dspy.judges import JudgeOptions
+
+    scorer = inspect_scorer(
+        "chat", options=JudgeOptions(method="direct"), backbone=BackboneOptions(lm="simulated:0")
+    )
+    assert callable(scorer)
+    with pytest.raises(InputError, match="unknown inspect_scorer option 'lm_options'.*known: .*backbone"):
+        inspect_scorer("chat", backbone="simulated:0", lm_options={"api_base": "http://127.0.0.1:1/v1"})

@@ -1,7 +1,7 @@
 """`JudgeMetric` (issue #48): a task's judge as a DSPy metric, in `dspy.Evaluate` and as GEPA's metric.
 
 The program judged is a one-predictor translator on a scripted fake LM (tests/support/fakes.py answers
-its `translation` output); the judge runs on the simulated backbone, chosen by the metric's `lm`
+its `translation` output); the judge runs on the simulated backbone, chosen by the metric's `backbone`
 argument or by the current `dspy.context`, never by the program's own LM."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import dspy
 import pytest
 
 import cejudge_dspy
-from cejudge_dspy.backbones import make_lm
+from cejudge_dspy.backbones import BackboneOptions, make_lm
 from cejudge_dspy.bridges import JudgeMetric, UnparsedJudgment
 from cejudge_dspy.errors import BackboneError, InputError
 from tests.support.fakes import fake_lm
@@ -58,7 +58,7 @@ TRANSLATION_FIELDS = {"instruction": "text", "response": "translation"}
 
 
 def test_in_dspy_evaluate_the_score_is_the_judges_scale_mapped_onto_0_1() -> None:
-    metric = JudgeMetric("literary", lm="simulated:0", fields=TRANSLATION_FIELDS)
+    metric = JudgeMetric("literary", backbone="simulated:0", fields=TRANSLATION_FIELDS)
     program_lm, engine = student_lm()
     with dspy.context(lm=program_lm):
         outcome = dspy.Evaluate(devset=examples(), metric=metric, num_threads=2, display_progress=False)(
@@ -89,7 +89,7 @@ def test_the_judge_runs_on_the_current_dspy_context_when_no_backbone_is_given() 
     assert 0.0 <= value.score <= 1.0 and value.result.ok
     # The same judgment on a backbone given by argument (the simulated backbone is deterministic).
     assert (
-        JudgeMetric("literary", lm="simulated:0", fields=TRANSLATION_FIELDS)(example, pred).score
+        JudgeMetric("literary", backbone="simulated:0", fields=TRANSLATION_FIELDS)(example, pred).score
         == value.score
     )
 
@@ -97,7 +97,7 @@ def test_the_judge_runs_on_the_current_dspy_context_when_no_backbone_is_given() 
 def test_pairwise_compares_the_prediction_with_the_examples_reference() -> None:
     """Swapping the prediction and the reference swaps the verdict: the prediction is response A."""
     metric = JudgeMetric(
-        "chat", "direct", lm="simulated:0", fields={"instruction": "question", "reference": "gold"}
+        "chat", "direct", backbone="simulated:0", fields={"instruction": "question", "reference": "gold"}
     )
     first, second = "Paris is the capital of France.", "The capital of France is Paris, on the Seine."
     ask = {"question": "What is the capital of France?", "language": "en"}
@@ -110,7 +110,7 @@ def test_pairwise_compares_the_prediction_with_the_examples_reference() -> None:
 
 
 def test_missing_fields_are_one_line_errors_naming_the_field() -> None:
-    metric = JudgeMetric("chat", lm="simulated:0")
+    metric = JudgeMetric("chat", backbone="simulated:0")
     with pytest.raises(InputError, match=r"field 'reference': the example has no field 'reference'"):
         metric(dspy.Example(instruction="q"), dspy.Prediction(response="a"))
     with pytest.raises(
@@ -118,13 +118,31 @@ def test_missing_fields_are_one_line_errors_naming_the_field() -> None:
     ):
         metric(dspy.Example(instruction="q", reference="r"), dspy.Prediction(answer="a"))
     with pytest.raises(InputError, match="unknown field 'respones'"):
-        JudgeMetric("chat", lm="simulated:0", fields={"respones": "x"})
-    with pytest.raises(InputError, match="lm_options need lm"):
+        JudgeMetric("chat", backbone="simulated:0", fields={"respones": "x"})
+
+
+def test_the_backbone_is_one_argument_its_settings_a_backbone_options() -> None:
+    """`backbone=`: a BackboneOptions with its settings, a spec with the default ones, or a dspy.LM as it
+    is; the old `lm` / `lm_options` and a typo are refused naming the nearest known keyword."""
+    tuned = JudgeMetric("chat", method="direct", backbone=BackboneOptions(lm="simulated:0", temperature=0.5))
+    plain = JudgeMetric("chat", method="direct", backbone="simulated:0")
+    assert tuned.judge._lm.kwargs["temperature"] == 0.5 and plain.judge._lm.kwargs["temperature"] == 0.0
+    given = make_lm("simulated:0")
+    assert JudgeMetric("chat", backbone=given).judge._lm is given
+    with pytest.raises(InputError, match="unknown JudgeMetric option 'lm_options'.*known: .*backbone"):
         JudgeMetric("chat", lm_options={"temperature": 0.5})
+    with pytest.raises(InputError, match="unknown JudgeMetric option 'bakbone': did you mean 'backbone'"):
+        JudgeMetric("chat", bakbone="simulated:0")
+    with pytest.raises(InputError, match="unknown JudgeMetric option 'langauge': did you mean 'language'"):
+        JudgeMetric("chat", backbone="simulated:0", langauge="en")
+    with pytest.raises(InputError, match="backbone: must be a BackboneOptions, a backbone spec or a dspy.LM"):
+        JudgeMetric("chat", backbone=3)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="temperature"):
+        JudgeMetric("chat", backbone=BackboneOptions(lm="simulated:0", temperature=9.0))
 
 
 def test_the_judges_calls_stay_out_of_the_programs_trace() -> None:
-    metric = JudgeMetric("literary", lm="simulated:0", fields=TRANSLATION_FIELDS)
+    metric = JudgeMetric("literary", backbone="simulated:0", fields=TRANSLATION_FIELDS)
     trace: list[Any] = []
     with dspy.context(trace=trace):
         metric(examples()[1], dspy.Prediction(translation="Maybe it will rain tomorrow."))
@@ -134,11 +152,11 @@ def test_the_judges_calls_stay_out_of_the_programs_trace() -> None:
 def test_an_unparsed_judgment_is_raised_or_scored_as_asked_never_graded_in_silence() -> None:
     judge_lm, _ = fake_lm({"score": lambda i: "no fields here"})
     example, pred = examples()[2], dspy.Prediction(translation="She reads a book about birds.")
-    metric = JudgeMetric("literary", lm=judge_lm, fields=TRANSLATION_FIELDS)
+    metric = JudgeMetric("literary", backbone=judge_lm, fields=TRANSLATION_FIELDS)
     with pytest.raises(UnparsedJudgment, match="gave no judgment") as failure:
         metric(example, pred)
     assert failure.value.result.status == "unparsed"
-    lenient = JudgeMetric("literary", lm=judge_lm, fields=TRANSLATION_FIELDS, unparsed_score=0.0)
+    lenient = JudgeMetric("literary", backbone=judge_lm, fields=TRANSLATION_FIELDS, unparsed_score=0.0)
     value = lenient(example, pred)
     assert value.score == 0.0 and "This says nothing about the response" in value.feedback
 
@@ -153,7 +171,7 @@ def test_gepa_optimizes_a_program_with_the_judge_as_its_metric() -> None:
         return {"new_instruction": f"{inputs.get('current_instruction', '')} Keep every name and number."}
 
     reflection_lm, reflection = fake_lm({"other:new_instruction": propose})
-    metric = JudgeMetric("literary", lm="simulated:0", fields=TRANSLATION_FIELDS)
+    metric = JudgeMetric("literary", backbone="simulated:0", fields=TRANSLATION_FIELDS)
     data = examples()
     gepa = dspy.GEPA(
         metric=metric,

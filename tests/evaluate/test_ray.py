@@ -41,6 +41,7 @@ if os.environ.get("CI") == "true":
 else:
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[ray]')")
 
+from cejudge_dspy.backbones import BackboneOptions  # noqa: E402
 from cejudge_dspy.cli import main  # noqa: E402
 from cejudge_dspy.data import Item  # noqa: E402
 from cejudge_dspy.errors import CEJudgeError  # noqa: E402
@@ -198,7 +199,7 @@ def test_killing_a_worker_mid_run_loses_and_duplicates_nothing(
     ]
     recipe = RunRecipe(
         task="chat", task_version=1, method="cejudge", program="base", program_label="base",
-        lm=GATED, lm_options={"cache": False, "api_base": gated.api_base}, concurrency=2,
+        backbone=BackboneOptions(lm=GATED, cache=False, api_base=gated.api_base), concurrency=2,
     )  # fmt: skip
     results = tmp_path / "results.jsonl"
     results.touch()
@@ -239,7 +240,8 @@ def test_killing_a_worker_mid_run_loses_and_duplicates_nothing(
 def test_a_worker_resolving_another_program_refuses_to_judge(local_ray: Any, tmp_path: Path) -> None:
     recipe = RunRecipe(
         task="chat", task_version=1, method="cejudge", program="base",
-        program_label="optimized/chat.json@0123456789ab", lm="simulated:0",
+        program_label="optimized/chat.json@0123456789ab",
+        backbone=BackboneOptions(lm="simulated:0"),
     )  # fmt: skip
     item = Item(id="1", mode="pairwise", instruction="q", response_a="a", response_b="b")
     with pytest.raises(CEJudgeError, match=r"worker w1 could not start: .*resolves --program base to base"):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from cejudge_dspy.backbones import BackboneOptions
 from cejudge_dspy.cli import main
 from cejudge_dspy.errors import CEJudgeError
 from cejudge_dspy.evaluate import RunRecipe
@@ -100,7 +101,7 @@ def test_a_run_refuses_to_resume_with_edited_prompts_and_an_older_run_resumes(
 def test_a_worker_with_other_prompts_refuses_to_judge() -> None:
     recipe = RunRecipe(
         task="chat", task_version=1, method="cejudge", program="base", program_label="base",
-        lm="simulated:0", prompts="0123456789abcdef",
+        backbone=BackboneOptions(lm="simulated:0"), prompts="0123456789abcdef",
     )  # fmt: skip
     with pytest.raises(CEJudgeError, match="prompts differ from the driver's"):
         JudgeWorker(recipe)
