@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 
@@ -175,6 +175,20 @@ def check_options(options: Sequence[tuple[str, Option]], values: Any) -> None:
     for name, opt in options:
         if (problem := opt.problem(getattr(values, name))) is not None:
             raise InputError(problem, option=name)
+
+
+class DeclaredOptions:
+    """Base of a frozen dataclass of options whose every field carries its `Option` (`metadata["option"]`):
+    `JudgeOptions` and `BackboneOptions`. Making one runs the one bounds check of every field, so a Python
+    caller, a flag and a `--config` key meet the same rule: a NaN never reaches a backbone or a run.json."""
+
+    def __post_init__(self) -> None:
+        check_options(self.options(), self)
+
+    @classmethod
+    def options(cls) -> list[tuple[str, Option]]:
+        """(field name, Option) in declaration order."""
+        return [(f.name, f.metadata["option"]) for f in fields(cls)]  # type: ignore[arg-type]
 
 
 def typed_mapping(

@@ -12,10 +12,16 @@ Light on purpose (no DSPy): the CLI builds its flags from it before any command 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from cejudge_dspy.errors import InputError, Option, check_options, known_keywords, typed_mapping
+from cejudge_dspy.errors import (
+    DeclaredOptions,
+    InputError,
+    Option,
+    known_keywords,
+    typed_mapping,
+)
 
 # One judgment call of a small model on a loaded CPU server can take minutes
 # (docs/measurements/server-road.md): the default lets such a server work, while one that never answers
@@ -47,7 +53,7 @@ def _option(default: Any, **meta: Any) -> Any:
 
 
 @dataclass(frozen=True)
-class BackboneOptions:
+class BackboneOptions(DeclaredOptions):
     """The backbone a run judges with and how it is asked: `BackboneOptions(lm="simulated:0")`,
     `BackboneOptions(lm="hosted_vllm/M", api_base="http://127.0.0.1:8000/v1", temperature=0.2)`.
 
@@ -177,16 +183,6 @@ class BackboneOptions:
         help="local GGUF models: their llama.cpp server's slots, the calls it decodes together, {range} "
         "(default 1; docs/measurements/local-server.md)",
     )
-
-    def __post_init__(self) -> None:
-        # The one bounds check of every setting (`Option.problem`), for a Python caller, a flag and a
-        # --config key alike: a NaN temperature never reaches a backbone or a run.json.
-        check_options(self.options(), self)
-
-    @classmethod
-    def options(cls) -> list[tuple[str, Option]]:
-        """(field name, Option) in declaration order."""
-        return [(f.name, f.metadata["option"]) for f in fields(cls)]
 
     @classmethod
     def help_of(cls, name: str) -> str:

@@ -13,10 +13,10 @@ every method, and an option a method does not have is recorded as None in its ru
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
-from cejudge_dspy.errors import InputError, Option, check_options, typed_mapping
+from cejudge_dspy.errors import DeclaredOptions, InputError, Option, typed_mapping
 from cejudge_dspy.judges._option_choices import (
     DEFAULT_GRADE_MARGIN,
     DEFAULT_TIE_BAND,
@@ -77,7 +77,7 @@ def _on(value: bool | None) -> bool:
 
 
 @dataclass(frozen=True)
-class JudgeOptions:
+class JudgeOptions(DeclaredOptions):
     """Everything a run's judge is built with besides its task and backbone (see the module docstring).
 
     `JudgeOptions()` is the default judge; `JudgeOptions(method="direct", orders="single")` another. The
@@ -235,16 +235,6 @@ class JudgeOptions:
         "backbone finds implausible for its source (word salad) the lowest level without an LLM judgment "
         "(default on)",
     )
-
-    def __post_init__(self) -> None:
-        # The constructor refuses what the flags and a --config file refuse: `Option.problem` is the one
-        # check, so a NaN tie band never reaches a judge or a run.json.
-        check_options(self.options(), self)
-
-    @classmethod
-    def options(cls) -> list[tuple[str, Option]]:
-        """(field name, Option) in declaration order."""
-        return [(f.name, f.metadata["option"]) for f in fields(cls)]
 
     @classmethod
     def identity_keys(cls) -> tuple[str, ...]:
