@@ -83,7 +83,8 @@ def cell_row(outs: Sequence[Path]) -> dict[str, Any]:
         test = mcnemar(
             [runs[0][i][0] == runs[0][i][1] for i in common], [runs[1][i][0] == runs[1][i][1] for i in common]
         )
-        row["mcnemar"] = {"b": test.extra.get("b"), "c": test.extra.get("c"), "p": test.p_value}
+        if test.p_value is not None:  # undefined while no item has a verdict on both roads (a cell running)
+            row["mcnemar"] = {"b": test.extra.get("b"), "c": test.extra.get("c"), "p": test.p_value}
         a, b = row["roads"][0]["per_minute"], row["roads"][1]["per_minute"]
         row["ratio"] = b / a if a and b else None
     return row
