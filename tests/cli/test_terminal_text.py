@@ -108,11 +108,16 @@ class _Refusing(http.server.BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         data = json.dumps({"error": {"message": "bad request [/bold] [redacted] \x1b]0;t\x07", "code": 400}})
-        self.send_response(400)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data.encode())
+        try:
+            self.send_response(400)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data.encode())
+        except OSError:
+            # The client may close first (litellm gives up on a 400 without reading on); the server thread's
+            # traceback would land in the stderr this test reads, as if the command had printed it.
+            self.close_connection = True
 
 
 def test_a_server_error_holding_markup_is_printed_as_it_is(tmp_path: Path) -> None:
