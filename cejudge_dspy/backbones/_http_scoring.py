@@ -136,6 +136,12 @@ class ServerScorer:
     _special: tuple[list[int], int] | None = field(default=None, init=False, repr=False)  # (prefix, filler)
     _whole: dict[int, bool] = field(default_factory=dict, init=False, repr=False)  # id -> a whole character
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
+    # One client for every request: `httpx.post` builds a client per call, whose TLS setup took ~50 ms of
+    # each request here, more than a tokenizer call itself (docs/measurements/local-server.md).
+    _client: httpx.Client | None = field(default=None, init=False, repr=False, compare=False)
+    _client_lock: threading.Lock = field(
+        default_factory=threading.Lock, init=False, repr=False, compare=False
+    )
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ServerScorer:
         # dspy.LM.copy() deep-copies the LM; a lock cannot be copied, and the probe's answer still holds.
@@ -229,18 +235,42 @@ class ServerScorer:
 
     def _tokenize(self, text: str) -> list[int]:
         path, key = self._tokenizer or ("/extras/tokenize", "input")
-        reply = self._post(path, {"model": self.model, key: text}, root=True)
+        body: dict[str, Any] = {"model": self.model, key: text}
+        if path == "/tokenize":
+            # llama.cpp's C++ server gives each token's piece with its id: text where the piece is whole
+            # UTF-8, its bytes where not, so `whole_pieces` needs no detokenizer call per new token.
+            body["with_pieces"] = True
+        reply = self._post(path, body, root=True)
         tokens = reply.get("tokens")
+        if isinstance(tokens, list) and tokens and all(isinstance(t, dict) for t in tokens):
+            return [self._learn_piece(t) for t in tokens]
         if not isinstance(tokens, list) or not all(isinstance(t, int) for t in tokens):
             raise ValueError(f"the server's tokenizer answered no token ids ({str(reply)[:120]})")
         return [int(t) for t in tokens]
+
+    def _learn_piece(self, token: Mapping[str, Any]) -> int:
+        """A `with_pieces` entry's id, remembering whether its piece is a whole text (as `whole_pieces`
+        asks the detokenizer: a non-empty text without U+FFFD)."""
+        token_id, piece = token.get("id"), token.get("piece")
+        if not isinstance(token_id, int):
+            raise ValueError(f"the server's tokenizer answered no token id ({str(token)[:120]})")
+        self._whole[token_id] = isinstance(piece, str) and bool(piece) and "\ufffd" not in piece
+        return token_id
+
+    def client(self) -> httpx.Client:
+        """This scorer's HTTP client, made on first use (thread-safe, its connections kept open). Its own
+        lock: the probe asks through it while holding `_lock`."""
+        with self._client_lock:
+            if self._client is None:
+                self._client = httpx.Client()
+            return self._client
 
     def _post(self, path: str, body: dict[str, Any], *, root: bool = False) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         base = self.api_base.rstrip("/")
         url = (base.removesuffix("/v1") if root else base) + path
         try:
-            response = httpx.post(url, json=body, headers=headers, timeout=self.timeout_s)
+            response = self.client().post(url, json=body, headers=headers, timeout=self.timeout_s)
         except httpx.HTTPError as exc:
             raise Unreachable(f"the server at {base} could not be asked to score a text ({exc})") from exc
         if response.status_code != 200:
@@ -267,7 +297,7 @@ class ServerScorer:
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         for path, key in (("/extras/tokenize", "input"), ("/tokenize", "content")):
             try:
-                reply = httpx.post(root + path, json={key: "a"}, headers=headers, timeout=30.0)
+                reply = self.client().post(root + path, json={key: "a"}, headers=headers, timeout=30.0)
             except httpx.HTTPError as exc:
                 raise Unreachable(f"the server could not be asked to score a text ({exc})") from exc
             if reply.status_code == 200:

@@ -66,8 +66,13 @@ class ScoringFake(http.server.BaseHTTPRequestHandler):
         server.bodies.append(body)
         if self.path in ("/extras/tokenize", "/tokenize"):
             text = body.get("input", body.get("content", ""))
-            tokens = [_BOS, *map(ord, text)]
-            self._send(404 if server.mode == "no-tokenizer" else 200, {"tokens": tokens})
+            tokens: list[Any] = [_BOS, *map(ord, text)]
+            if server.mode == "cpp" and self.path == "/tokenize" and body.get("with_pieces"):
+                # llama.cpp's C++ server: each id with its piece, text where whole UTF-8, else its bytes
+                tokens = [{"id": t, "piece": [0xE0] if _partial(t) else chr(t)} for t in tokens]
+            cpp_only = server.mode == "cpp" and self.path == "/extras/tokenize"
+            missing = server.mode == "no-tokenizer" or cpp_only
+            self._send(404 if missing else 200, {"tokens": tokens})
             return
         if self.path in ("/extras/detokenize", "/detokenize"):
             (token,) = body["tokens"]  # the scorer asks about one id at a time
@@ -343,6 +348,24 @@ def test_an_answer_with_pieces_that_are_not_whole_characters_is_forced_as_text(f
     assert scorer(messages, "सात") and len([p for p in server.paths if p.endswith("detokenize")]) == len(
         asked
     )
+
+
+def test_the_cpp_servers_pieces_say_which_tokens_are_whole_without_a_detokenizer_call(fake: Any) -> None:
+    """llama.cpp's C++ server gives each token's piece with its id (`with_pieces`): the scorer learns
+    from them which tokens are whole characters, and asks its detokenizer nothing."""
+    api_base = fake("cpp")
+    scorer = ServerScorer(api_base, "judge")
+    assert scorer.probe() is None
+    messages = [{"role": "user", "content": "q"}]
+    assert scorer(messages, "सात") == [-3.0, -3.0, -3.0, _END]  # pieces not whole: forced as text
+    assert scorer(messages, "7") == [-3.0, _END]  # whole: forced by id
+    server = fake.by_base[api_base]
+    grammars = [b["grammar"] for b in server.bodies if "grammar" in b]
+    assert grammars[-2].startswith('root ::= "सात" <[')
+    assert grammars[-1] == f"root ::= <[{ord('7')}]> <[10]>"
+    assert not [p for p in server.paths if p.endswith("detokenize")]
+    answers = [b for b in server.bodies if b.get("content") in ("सात", "7")]
+    assert len(answers) == 2 and all(b.get("with_pieces") for b in answers)
 
 
 def test_a_server_that_stops_answering_stops_the_run_rather_than_scoring_nothing(fake: Any) -> None:

@@ -112,27 +112,6 @@ def test_the_embedded_backbone_is_reached_as_a_users_server(llama_server: LlamaS
         assert _mean(mine) == pytest.approx(_mean(theirs), abs=PER_TOKEN), (answer, mine, theirs)
 
 
-def test_judge_the_readme_pair_through_the_server(llama_server: LlamaServer, tmp_path: Path) -> None:  # noqa: F811
-    """`cejudge judge` on the README's pair: right, decided from the server's token probabilities, and
-    a pair the grades leave open goes to the likelihood tie-breaker through the server's scoring."""
-    argv = [*PARIS, "--lm", MODEL, "--api-base", llama_server.api_base, "--json", "--no-cache"]
-    proc = _cejudge(["judge", *argv], tmp_path)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    result = json.loads(proc.stdout)
-    # One line for the log (pytest -s): what the server road decided, and from what.
-    grades = {k: g["p_value"] for k, g in result.get("grades", {}).items()}
-    liked = result["details"].get("likelihood")
-    print("server road:", result["verdict"], grades, result.get("decided_by"), liked)
-    assert result["status"] == "ok" and result["verdict"] == "A", result
-    assert result["probabilities"]["status"] == "ok", result["probabilities"]
-    assert all(g["p_value"] is not None for g in result["grades"].values())  # read from the logprobs
-    assert "returns no token probabilities" not in proc.stderr
-    assert "cannot score a given text" not in proc.stderr
-    if liked is not None:  # the grades did not separate the pair: the server's scoring decided it
-        assert liked["reason"] is None and liked["p_a"] > 0.5, liked
-        assert "likelihood" in result["decided_by"].values(), result["decided_by"]
-
-
 def test_evaluate_a_few_items_through_the_server(llama_server: LlamaServer, tmp_path: Path) -> None:  # noqa: F811
     """`cejudge evaluate` (the direct judge: two calls an item) writes records that say what it had."""
     rows = [

@@ -9,6 +9,7 @@ tests/test_end_to_end_slow.py).
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -80,3 +81,31 @@ def test_a_shown_output_matches_a_real_run(
         f"{shown.where}: the shown output says {expected}, a real run of {command.where} says {actual}:\n"
         f"{_RUNS[key]}"
     )
+
+
+def test_the_readme_pair_is_decided_from_the_servers_probabilities(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The README's command (`--lm embedded`: llama.cpp's server, reached as a user's is) with `--json`:
+    right, its grades read from the server's token probabilities, and a pair the grades leave open sent to the
+    likelihood tie-breaker through the server's scoring.
+
+    Run after the shown-output test above, in the same process and DSPy cache: its judgment calls are served
+    from the cache (the same requests; only the output format differs), so the pair is judged once in CI."""
+    command = next(c for c, o in SHOWN if _rel(o.path) == "README.md")
+    argv = _shown_command(command)
+    capsys.readouterr()
+    assert main([*argv[1:], "--json"]) == 0
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)
+    grades = {k: g["p_value"] for k, g in result.get("grades", {}).items()}
+    liked = result["details"].get("likelihood")
+    print("README pair:", result["verdict"], grades, result.get("decided_by"), liked)  # pytest -s: from what
+    assert result["status"] == "ok" and result["verdict"] == "A", result
+    assert result["probabilities"]["status"] == "ok", result["probabilities"]
+    assert all(g["p_value"] is not None for g in result["grades"].values())  # read from the logprobs
+    assert "returns no token probabilities" not in captured.err
+    assert "cannot score a given text" not in captured.err
+    if liked is not None:  # the grades did not separate the pair: the server's scoring decided it
+        assert liked["reason"] is None and liked["p_a"] > 0.5, liked
+        assert "likelihood" in result["decided_by"].values(), result["decided_by"]
