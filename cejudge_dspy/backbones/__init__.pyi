@@ -2,9 +2,6 @@
 (__init__.py), and type checkers and the API docs read them here."""
 
 from ._builders import (
-    EXAMPLES as EXAMPLES,
-)
-from ._builders import (
     cache_scope as cache_scope,
 )
 from ._builders import (
@@ -128,8 +125,11 @@ from ._spec import (
     preferred_adapter as preferred_adapter,
 )
 from ._spec import (
-    resolved_adapter as resolved_adapter,
-)
-from ._spec import (
     use_backbone as use_backbone,
+)
+from ._spec_checks import (
+    EXAMPLES as EXAMPLES,
+)
+from ._spec_checks import (
+    resolved_adapter as resolved_adapter,
 )

@@ -39,20 +39,12 @@ from cejudge_dspy.backbones._model_file import StatusHook, check_gguf, resolve_g
 from cejudge_dspy.backbones._options import DEFAULT_REPEAT_PENALTY, DEFAULT_TIMEOUT_S
 from cejudge_dspy.backbones._provider import LLAMA_SERVER, is_llama_server, register_llama_server
 from cejudge_dspy.backbones._server_lm import ServerLM
-from cejudge_dspy.errors import BackboneError
+from cejudge_dspy.backbones._spec_checks import invalid_spec
 
-EXAMPLES = (
-    "'embedded', 'gguf:/models/model.gguf', 'hosted_vllm/Qwen/Qwen2.5-7B-Instruct' with --api-base "
-    "http://HOST:PORT/v1, 'openai/gpt-4o-mini', 'ollama_chat/qwen2.5:7b', 'simulated:50' (benchmarks)"
-)
 LOCAL_PROVIDER = "llamacpp-local"  # the fingerprinted name's prefix (`gguf_model_name`)
 PLACEHOLDER_API_KEY = "sk-no-key-required"  # local OpenAI-compatible servers ignore it; lm15 wants one
 _MODEL_STRING = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/\S+$")
 _ROLLOUT_WARNING = "rollout_id has no effect when temperature=0"
-
-
-def invalid_spec(spec: object, why: str) -> BackboneError:
-    return BackboneError(f"invalid backbone {spec!r}: {why}; valid examples: {EXAMPLES}")
 
 
 def gguf_model_name(path: Path) -> str:

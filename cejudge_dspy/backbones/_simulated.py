@@ -28,6 +28,7 @@ import dspy
 from dspy.lm15 import Message, Response, TextPart, Usage
 
 from cejudge_dspy.backbones._simulated_answers import answer, fields_of, render, stage_of
+from cejudge_dspy.backbones._spec_checks import parse_spec
 from cejudge_dspy.errors import BackboneError
 from cejudge_dspy.usage import current_subject
 
@@ -195,35 +196,6 @@ def _lm(engine: SimulatedEngine, **lm_kwargs: Any) -> dspy.LM:
     return dspy.LM(
         MODEL, engine=engine, async_engine=AsyncSimulatedEngine(engine), num_retries=0, **lm_kwargs
     )
-
-
-def parse_spec(spec: str) -> dict[str, Any]:
-    """`simulated[:MS | :base=MS,prompt=MS,output=MS,slots=N]` -> SimulatedEngine keyword arguments."""
-    name, _, rest = spec.strip().partition(":")
-    if name != "simulated":
-        raise BackboneError(f"invalid backbone {spec!r}: not a simulated spec")
-    rest = rest.strip()
-    out: dict[str, Any] = {}
-    keys = {"base": "base_latency", "prompt": "per_prompt_token", "output": "per_output_token"}
-    try:
-        if rest and "=" not in rest:
-            out = {"base_latency": float(rest) / 1000, "per_prompt_token": 0.0, "per_output_token": 0.0}
-        for part in rest.split(",") if "=" in rest else []:
-            key, _, value = part.strip().partition("=")
-            if key == "slots":
-                out["max_concurrency"] = int(value)
-            elif key in keys:
-                out[keys[key]] = float(value) / 1000
-            else:
-                raise ValueError(f"unknown key {key!r}")
-    except ValueError as exc:
-        raise BackboneError(
-            f"invalid backbone {spec!r}: {exc}; expected 'simulated', 'simulated:MS' or "
-            "'simulated:base=MS,prompt=MS,output=MS,slots=N' (milliseconds)"
-        ) from exc
-    if any(v < 0 for v in out.values()) or out.get("max_concurrency", 1) < 1:
-        raise BackboneError(f"invalid backbone {spec!r}: latencies must be >= 0 and slots >= 1")
-    return out
 
 
 def simulated_lm(spec: str, *, api_base: str | None = None, **lm_kwargs: Any) -> dspy.LM:

@@ -16,30 +16,29 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
-import dspy
-
-from cejudge_dspy.backbones._builders import (
-    LocalOptions,
-    build_embedded,
-    build_gguf,
-    build_http,
-    build_simulated,
-    invalid_spec,
-)
 from cejudge_dspy.backbones._capabilities import declare
-from cejudge_dspy.backbones._local_server import DEFAULT_N_CTX, xllamacpp_missing
+from cejudge_dspy.backbones._local_server import DEFAULT_N_CTX
 from cejudge_dspy.backbones._model_file import StatusHook
 from cejudge_dspy.backbones._options import (
-    ADAPTERS,
     DEFAULT_REPEAT_PENALTY,
     DEFAULT_TIMEOUT_S,
     BackboneOptions,
     is_local,
 )
-from cejudge_dspy.backbones._provider import is_llama_server
-from cejudge_dspy.errors import BackboneError
+from cejudge_dspy.backbones._spec_checks import (
+    _check_adapter,
+    _check_applies,
+    _check_local,
+    _json_first,
+    check_simulated,
+    invalid_spec,
+    is_simulated,
+)
+
+if TYPE_CHECKING:  # DSPy is imported where an LM is built or made current, not to check a spec
+    import dspy
 
 # The settings' defaults, bounds and choices are BackboneOptions' (_options.py): `make_lm` reads its keyword
 # arguments into one, so a Python caller, a flag and a --config key are checked by the same `Option.problem`.
@@ -88,11 +87,18 @@ def make_lm(
         timeout=timeout, cache=cache, require_logprobs=require_logprobs, parallel=parallel,
     )  # fmt: skip
     _check_applies(options)
+    from cejudge_dspy.backbones._builders import (
+        LocalOptions,
+        build_embedded,
+        build_gguf,
+        build_http,
+        build_simulated,
+    )
+
     timeout = float(timeout)
     common = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed, "cache": cache}
-    if spec == "simulated" or spec.startswith("simulated:"):
-        if api_key:  # it would be ignored: the simulated backbone sends nothing anywhere
-            raise BackboneError(f"--api-key applies to HTTP backbones only, not to '{spec}'; drop it")
+    if is_simulated(spec):
+        check_simulated(spec, api_base, api_key)
         return _required(build_simulated(spec, api_base=api_base, common=common), require_logprobs)
     if not is_local(spec):
         lm = build_http(
@@ -125,73 +131,27 @@ def _required(lm: dspy.LM, require_logprobs: bool) -> dspy.LM:
     return declare(lm, require_logprobs=require_logprobs)
 
 
-def _check_applies(options: BackboneOptions) -> None:
-    """What the settings' bounds (BackboneOptions, checked when it was made) cannot say: a setting given to
-    a backbone that has no such thing. One list for `make_lm` and `check_backbone`'s embedded shortcut."""
-    spec = options.lm
-    if options.repeat_penalty != DEFAULT_REPEAT_PENALTY and not is_local(spec):
-        raise BackboneError(f"--repeat-penalty applies to local GGUF models only, not to '{spec}'; drop it")
-    if options.parallel is not None and options.parallel > 1 and not is_local(spec):
-        raise BackboneError(f"--parallel applies to local GGUF models only, not to '{spec}'; drop it")
-    _check_adapter(spec, options.adapter, options.constrained)
-
-
-def _check_adapter(spec: str, adapter: Any, constrained: Any = False) -> None:
-    if adapter not in ADAPTERS:
-        raise BackboneError(f"--adapter must be one of {', '.join(ADAPTERS)}, got {adapter!r}")
-    if not constrained:
-        return
-    if not _json_first(spec):
-        raise BackboneError(
-            f"--constrained applies to llama.cpp's server (local GGUF models, llama-server/NAME), not to "
-            f"'{spec}'; drop it"
-        )
-    # The grammar is the JSON adapter's schema: under the chat adapter no schema is sent, and --constrained
-    # would be accepted and do nothing.
-    if resolved_adapter(spec, adapter) == "chat":
-        raise BackboneError(
-            "--constrained decodes under the JSON adapter's schema, which --adapter chat does not send; "
-            "drop one of them"
-        )
-
-
-def _check_local(spec: str, api_base: str | None) -> None:
-    """What a local spec refuses before any file is read: an api_base, an empty path, no llama.cpp server."""
-    if api_base:
-        raise BackboneError(f"--api-base applies to HTTP backbones only, not to '{spec}'; drop it")
-    if spec.startswith("gguf:") and not spec[5:].strip():
-        raise invalid_spec(spec, "gguf: needs a file path after the colon")
-    if why := xllamacpp_missing():  # checked first: assembling the packaged model would be wasted
-        raise BackboneError(why)
-
-
 def check_backbone(spec: str, *, api_base: str | None = None, **options: Any) -> None:
     """Raise the BackboneError `make_lm` would, without loading or assembling any model.
 
     Run before anything is written, so a mistyped `--lm` never leaves a run directory behind. The
-    packaged model is only checked for its runtime (assembling it is the slow part of its first use).
+    packaged model is only checked for its runtime (assembling it is the slow part of its first use); a
+    simulated spec is parsed. Neither imports DSPy (a rerun that finds nothing to judge needs none of it);
+    any other spec is checked by building its LM (`make_lm`), which is what its checks need.
     """
-    if isinstance(spec, str) and spec.strip() == "embedded":
+    stripped = spec.strip() if isinstance(spec, str) else spec
+    if stripped == "embedded" or is_simulated(stripped):
         options.pop("on_status", None)
         options.pop("num_retries", None)
         options.pop("n_ctx", None)
-        _check_applies(BackboneOptions.from_kwargs("embedded", api_base=api_base, **options))
-        _check_local("embedded", api_base)
+        settings = BackboneOptions.from_kwargs(stripped, api_base=api_base, **options)
+        _check_applies(settings)
+        if stripped == "embedded":
+            _check_local("embedded", api_base)
+        else:
+            check_simulated(stripped, api_base, settings.api_key)
         return
     make_lm(spec, api_base=api_base, **options)
-
-
-def resolved_adapter(spec: str, adapter: str = "auto") -> Literal["chat", "json"]:
-    """The adapter `adapter` (auto, chat or json) stands for on backbone `spec`: auto is json for
-    llama.cpp's server (local GGUF models, `llama-server/NAME`) and chat for every other backbone
-    (`preferred_adapter`)."""
-    if adapter in ("chat", "json"):
-        return adapter  # type: ignore[return-value]
-    return "json" if _json_first(spec) else "chat"
-
-
-def _json_first(spec: str) -> bool:
-    return is_local(spec) or is_llama_server(spec)
 
 
 def preferred_adapter(spec: str, adapter: str = "auto") -> dspy.Adapter | None:
@@ -206,6 +166,8 @@ def preferred_adapter(spec: str, adapter: str = "auto") -> dspy.Adapter | None:
     follow the chat adapter's field markers parses as JSON. `chat` is DSPy's ChatAdapter, JSON fallback
     included, the same one an HTTP backbone gets by default.
     """
+    import dspy
+
     _check_adapter(spec, adapter)
     if adapter == "auto":
         return dspy.JSONAdapter() if _json_first(spec) else None
@@ -219,6 +181,8 @@ def adapter_name(adapter: Any) -> str:
     memoising ones) are what they subclass, and XMLAdapter, a ChatAdapter subclass, is itself."""
     if adapter is None:
         return "chat"
+    import dspy
+
     dspy_class = next((c for c in type(adapter).__mro__ if c.__module__.startswith("dspy.")), type(adapter))
     return {dspy.JSONAdapter: "json", dspy.ChatAdapter: "chat"}.get(dspy_class, dspy_class.__name__)
 
@@ -232,5 +196,7 @@ def use_backbone(spec: str = "embedded", *, adapter: str = "auto", **options: An
     """
     lm = make_lm(spec, adapter=adapter, **options)
     current = preferred_adapter(spec, adapter)
+    import dspy
+
     with dspy.context(lm=lm, **({"adapter": current} if current else {})):
         yield lm

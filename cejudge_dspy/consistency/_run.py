@@ -19,7 +19,7 @@ from cejudge_dspy.consistency._layout import (
 from cejudge_dspy.consistency._renderings import Rendering, render_items, rendered_item
 from cejudge_dspy.consistency._summary import summarize_consistency
 from cejudge_dspy.data import Item
-from cejudge_dspy.evaluate import judge_items, pending_items
+from cejudge_dspy.evaluate import judge_items
 from cejudge_dspy.metrics import summarize
 from cejudge_dspy.runs import (
     RESULTS,
@@ -27,6 +27,7 @@ from cejudge_dspy.runs import (
     Record,
     item_ids,
     lock,
+    pending_items,
     prepare_run_dir,
     read_records,
     read_timing,

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
-
-import dspy
+from typing import TYPE_CHECKING, Any, Literal
 
 from cejudge_dspy.data._text import text_problem
 from cejudge_dspy.errors import InputError
+
+if TYPE_CHECKING:
+    import dspy
 
 Label = str | float | dict[str, float] | None
 
@@ -64,6 +65,8 @@ class Item:
 
     def to_example(self) -> dspy.Example:
         """A `dspy.Example` for optimizers: the judge inputs marked as inputs, plus `label` and `id`."""
+        import dspy  # here, not at the top: reading items (a resume) never needs DSPy's import
+
         inputs = self.inputs()
         return dspy.Example(**inputs, label=self.label, id=self.id).with_inputs(*inputs)
 

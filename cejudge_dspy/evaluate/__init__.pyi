@@ -14,13 +14,13 @@ from ._checks import (
     check_out as check_out,
 )
 from ._cluster import (
+    RayOptions as RayOptions,
+)
+from ._cluster import (
     check_ray_address as check_ray_address,
 )
 from ._cluster import (
     ray_cluster as ray_cluster,
-)
-from ._distributed import (
-    RayOptions as RayOptions,
 )
 from ._distributed import (
     judge_on_ray as judge_on_ray,
@@ -93,9 +93,6 @@ from ._runner import (
 )
 from ._runner import (
     judge_items as judge_items,
-)
-from ._runner import (
-    pending_items as pending_items,
 )
 from ._worker import (
     RunRecipe as RunRecipe,

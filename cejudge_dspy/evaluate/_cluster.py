@@ -14,6 +14,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -23,6 +24,20 @@ from cejudge_dspy.errors import CEJudgeError, InputError
 FORWARDED_ENV = ("DSPY_CACHEDIR", "LITELLM_LOCAL_MODEL_COST_MAP", "HF_HOME", "HF_HUB_OFFLINE")
 FORWARDED_PREFIXES = ("CEJUDGE_",)
 LOCAL = "local"  # `--ray` without an address: a Ray instance of this machine, started for this run
+
+
+# Where the run's actors come from and how hard their failures are retried (`cejudge evaluate --ray`):
+# here, with the cluster, not with the actors (_distributed.py), so that options are made without
+# importing the judging machinery.
+@dataclass
+class RayOptions:
+    address: str = LOCAL  # "local", "auto" (RAY_ADDRESS or this machine's cluster), or host:port
+    actors: int | None = None  # default: the cluster's CPUs / cpus_per_actor, at most the groups
+    cpus_per_actor: float = 1.0
+    max_restarts: int = 2  # per actor
+    max_attempts: int = 3  # per item: worker deaths before it is recorded as an error
+
+
 # How long a cluster's address may take to accept a connection. Ray's own connect retries an address where
 # nothing listens for minutes; a live head node accepts at once.
 CONNECT_TIMEOUT_S = 5.0

@@ -32,7 +32,7 @@ from typing import Any
 from cejudge_dspy.data import Item
 from cejudge_dspy.errors import CEJudgeError, InputError
 from cejudge_dspy.evaluate._cluster import (
-    LOCAL,
+    RayOptions,
     RayUnavailableError,
     _cause,
     _first_line,
@@ -44,15 +44,6 @@ from cejudge_dspy.evaluate._ray_progress import RayProgress, WorkerCounts
 from cejudge_dspy.evaluate._runner import write_record
 from cejudge_dspy.evaluate._worker import JudgeWorker, RunRecipe
 from cejudge_dspy.runs import Record
-
-
-@dataclass
-class RayOptions:
-    address: str = LOCAL  # "local", "auto" (RAY_ADDRESS or this machine's cluster), or host:port
-    actors: int | None = None  # default: the cluster's CPUs / cpus_per_actor, at most the groups
-    cpus_per_actor: float = 1.0
-    max_restarts: int = 2  # per actor
-    max_attempts: int = 3  # per item: worker deaths before it is recorded as an error
 
 
 async def judge_on_ray(

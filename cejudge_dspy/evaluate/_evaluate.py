@@ -10,10 +10,11 @@ written. It writes as it goes (`judge_items`), so Ctrl-C or a crash loses at mos
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from cejudge_dspy.evaluate._options import (
     EvaluateOptions,
     EvaluateProgress,
 )
-from cejudge_dspy.runs import Record
+from cejudge_dspy.runs import Record, pending_items
 from cejudge_dspy.tasks import TaskSpec
 
 
@@ -75,14 +76,22 @@ def evaluate(
         options = replace(options, **values)
     progress = progress or EvaluateProgress()
     from cejudge_dspy.data import field_mapping
+    from cejudge_dspy.evaluate._prompts_memo import memo_key, prompts_of, remember
     from cejudge_dspy.files import paused_gc
-    from cejudge_dspy.judges import prompt_fingerprint
     from cejudge_dspy.runs import item_ids, lock, prepare_run_dir
 
     # Building the program (DSPy's imports), reading the data and the run and summarizing it make millions
     # of objects without cycles: the cyclic collector waits meanwhile (files.paused_gc); judging has it.
     with paused_gc():
-        spec, program, panel, label, items = _program_and_items(options)
+        spec, program, panel, label = _program(options)
+        # One judge's program is built only when needed: its prompt fingerprint may be in the run
+        # directory's memo (a rerun with nothing left to judge). A panel is built at once (its members);
+        # a new run (--force-new) builds it too. Built or not, the program's own errors come before the
+        # data's, as they always have.
+        memo = not (panel or options.force_new)
+        key = memo_key(spec, options.judge.method, label, options.judge.program_kwargs()) if memo else None
+        prompts, from_memo = prompts_of(options.run_dir, key, program)
+        items = select_items(options, spec)
     fields_, constants = field_mapping(spec, dict(options.fields), dict(options.constants))
     if line := unlabelled_note(spec, items, fields_.get("label")):
         progress.note(line)
@@ -95,7 +104,7 @@ def evaluate(
         data_sha256=data_fingerprint(options, spec),
         fields=fields_,
         constants=constants,
-        prompts=prompt_fingerprint(program),
+        prompts=prompts,
         languages=options.languages,
         subsets=options.subsets,
         limit=options.limit,
@@ -114,13 +123,27 @@ def evaluate(
     with lock(out):
         with paused_gc():
             records = prepare_run_dir(out, config, force_new=options.force_new)
+        if from_memo and pending_items(items, records):
+            # Items are to be judged, so the program is built now, and its prompts must be the memo's: a
+            # stage edited at run time, in this process, changes no file the memo's key covers. A
+            # difference is refused as any other change of identity is, naming it.
+            from cejudge_dspy.judges import prompt_fingerprint
+
+            if (actual := prompt_fingerprint(program())) != prompts:
+                # Refused where records were judged with the memo's prompts; else run.json is rewritten.
+                config["prompts"] = actual
+                records = prepare_run_dir(out, config, force_new=False)
+                remember(out, key, actual)
+        elif key and not from_memo:
+            remember(out, key, prompts)
         return _judge_and_summarize(options, spec, program, items, records, out, config, progress)
 
 
-def _program_and_items(options: EvaluateOptions) -> tuple[TaskSpec, Any, Any, str, list[Item]]:
-    """The task, the program (and a panel's members), its label in run.json and the items, every option
-    checked first: nothing is written before all of it is, so a typo never leaves a run behind."""
-    from cejudge_dspy.judges import run_program, run_program_identity
+def _program(options: EvaluateOptions) -> tuple[TaskSpec, Any, Any, str]:
+    """The task, the program's builder (called when the program is needed; built once), a panel's members
+    and the program's label in run.json, every option checked first: nothing is written before all of it
+    (and the items) is, so a typo never leaves a run behind."""
+    from cejudge_dspy.judges import run_program_identity
     from cejudge_dspy.tasks import load_task
 
     check_options(options)
@@ -129,15 +152,16 @@ def _program_and_items(options: EvaluateOptions) -> tuple[TaskSpec, Any, Any, st
     if options.panel is None:
         options.judge.check(spec)
         check_backbone_spec(options.run_backbone, options.judge.method)
-        program = run_program(spec.name, options=options.judge)
+        program = _builder(spec.name, options)
         label = run_program_identity(spec.name, options.judge.method, options.judge.program)
     else:
         from cejudge_dspy.evaluate._panel import build_panel, check_panel
 
         check_panel(spec, options.panel, options.run_backbone, options.panel_source)
-        program, panel = build_panel(spec, options.panel, options.judge.tie_band, options.panel_source)
+        built, panel = build_panel(spec, options.panel, options.judge.tie_band, options.panel_source)
+        program = functools.cache(lambda: built)
         label = "panel"
-    return spec, program, panel, label, select_items(options, spec)
+    return spec, program, panel, label
 
 
 def unlabelled_note(spec: Any, items: Sequence[Any], label_column: str | None) -> str | None:
@@ -200,7 +224,7 @@ def data_fingerprint(options: EvaluateOptions, spec: TaskSpec) -> str:
 def _judge_and_summarize(
     options: EvaluateOptions,
     spec: TaskSpec,
-    program: Any,
+    program: Callable[[], Any],
     items: list[Item],
     records: list[Record],
     out: Path,
@@ -208,7 +232,6 @@ def _judge_and_summarize(
     progress: EvaluateProgress,
 ) -> Evaluation:
     """Judge the items not yet in `records`, summarize the run and write summary.json."""
-    from cejudge_dspy.evaluate._runner import judge_items, pending_items
     from cejudge_dspy.files import paused_gc
     from cejudge_dspy.metrics import summarize
     from cejudge_dspy.runs import RESULTS, SUMMARY, read_records, read_timing, run_timing, write_summary
@@ -228,6 +251,7 @@ def _judge_and_summarize(
         _judge_on_ray(options, spec, todo, out, config, progress)
     elif todo:
         from cejudge_dspy.backbones import use_backbone
+        from cejudge_dspy.evaluate._runner import judge_items
 
         if options.panel is None:
             backbone = use_backbone(options.lm, on_status=progress.status, **options.run_backbone.kwargs())
@@ -239,7 +263,7 @@ def _judge_and_summarize(
             asyncio.run(
                 judge_items(
                     todo,
-                    ItemProgram(program, todo, progress.stage),
+                    ItemProgram(program(), todo, progress.stage),
                     out / RESULTS,
                     task=spec.name,
                     method=config["method"],
@@ -401,3 +425,15 @@ class ItemProgram:
         item_id = waiting.pop(0) if len(waiting) > 1 else waiting[0]
         with on_progress(lambda event: self.on_stage(item_id, event)):
             return await self.program.acall(**inputs)
+
+
+def _builder(task: str, options: EvaluateOptions) -> Any:
+    """`run_program(task, options=options.judge)`, built on its first call and kept."""
+
+    @functools.cache
+    def build() -> Any:
+        from cejudge_dspy.judges import run_program
+
+        return run_program(task, options=options.judge)
+
+    return build

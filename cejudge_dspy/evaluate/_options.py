@@ -20,7 +20,7 @@ from cejudge_dspy.judges import JudgeOptions, Option
 
 if TYPE_CHECKING:  # imported when a run starts: they bring DSPy
     from cejudge_dspy.data import Item
-    from cejudge_dspy.evaluate._distributed import RayOptions
+    from cejudge_dspy.evaluate._cluster import RayOptions
     from cejudge_dspy.judges.panel import PanelMember
     from cejudge_dspy.runs import Record
     from cejudge_dspy.usage import StageProgress

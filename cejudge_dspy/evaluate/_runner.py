@@ -38,11 +38,6 @@ class RunProgress:
     started: float = field(default_factory=time.monotonic)
 
 
-def pending_items(items: Sequence[Item], records: Sequence[Record]) -> list[Item]:
-    done = {r.id for r in records if r.status != "error"}
-    return [item for item in items if item.id not in done]
-
-
 async def judge_one(item: Item, program: Any, *, task: str, method: str) -> Record:
     """Judge one item into its record, timed. A parse failure is an "unparsed" record and any other
     exception an "error" record; a backbone that cannot be reached raises BackboneError (every item would

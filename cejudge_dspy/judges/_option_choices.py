@@ -79,3 +79,11 @@ def checked(name: str, value: Any) -> Any:
     if (problem := RULES[name].problem(value)) is not None:
         raise InputError(problem, option=name)
     return value
+
+
+def reference_default(mode: str) -> bool:
+    """Whether a CE-Judge judge writes its own reference unless told: the pointwise judge its own
+    translation of the source (measured to help on the embedded model:
+    docs/measurements/embedded-obvious-items.md), the pairwise one no answer. Here, with the choices, not
+    in the CE-Judge package: a run's identity records it, and is made without importing DSPy."""
+    return mode == "pointwise"

@@ -22,6 +22,7 @@ from cejudge_dspy.judges._option_choices import (
     DEFAULT_TIE_BAND,
     DEFAULT_TIE_BREAKER,
     RULES,
+    reference_default,
 )
 from cejudge_dspy.tasks import TaskSpec
 
@@ -62,13 +63,6 @@ def _likelihood_checked(o: JudgeOptions, spec: TaskSpec) -> bool:
 
 def _ablation_refusal(o: JudgeOptions, spec: TaskSpec) -> str:
     return f"is an ablation of CE-Judge; --method {o.method} has no such stage"
-
-
-def _reference_default(mode: str) -> bool:
-    # Imported here: the CE-Judge package imports DSPy, and the flags are built without it.
-    from cejudge_dspy.judges.cejudge import reference_default
-
-    return reference_default(mode)
 
 
 def _on(value: bool | None) -> bool:
@@ -149,7 +143,7 @@ class JudgeOptions(DeclaredOptions):
         flag="--reference",
         kind="switch",
         applies=_referenced,
-        recorded=lambda o, spec: _reference_default(spec.mode) if o.reference is None else bool(o.reference),
+        recorded=lambda o, spec: reference_default(spec.mode) if o.reference is None else bool(o.reference),
         refusal=lambda o, spec: (
             f"needs CE-Judge with the graded judgment (pairwise) or a pointwise task; task '{spec.name}' "
             f"with --method {o.method} --judgment {o.judgment} has no stage to give it to"
@@ -295,7 +289,7 @@ class JudgeOptions(DeclaredOptions):
         judge's). None when the judgment writes no reference: --no-reference, or --judge-on translated."""
         if spec.mode != "pointwise" or not _referenced(self, spec):
             return None
-        if not (_reference_default(spec.mode) if self.reference is None else self.reference):
+        if not (reference_default(spec.mode) if self.reference is None else self.reference):
             return None
         if self.judge_on != "original":
             return None

@@ -11,32 +11,31 @@ from the `--lm` spec alone, before a model loads or a run directory opens.
 from __future__ import annotations
 
 import difflib
+import importlib
 import inspect
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-import dspy
+from typing import TYPE_CHECKING, Any
 
 from cejudge_dspy.backbones import is_local
 from cejudge_dspy.errors import InputError, TaskError, check_names
 from cejudge_dspy.judges._machinery._saved_programs import default_path, load_into, program_identity, resolve
 from cejudge_dspy.judges._options import JudgeOptions
-from cejudge_dspy.judges.cejudge import cejudge_program
-from cejudge_dspy.judges.checkeval import checkeval_program
-from cejudge_dspy.judges.direct import direct_program
-from cejudge_dspy.judges.geval import geval_program
-from cejudge_dspy.judges.likelihood import SCORING_BACKBONES, likelihood_program
 from cejudge_dspy.tasks import TaskSpec, load_task
 
-Factory = Callable[..., dspy.Module]
+if TYPE_CHECKING:
+    import dspy
 
-METHODS: dict[str, Factory] = {
-    "cejudge": cejudge_program,
-    "direct": direct_program,
-    "checkeval": checkeval_program,
-    "geval": geval_program,
-    "likelihood": likelihood_program,
+Factory = Callable[..., "dspy.Module"]
+
+# Each method's factory by where it lives, imported when a program is built: checking a run's options,
+# naming its program and resuming a finished run need none of them, nor DSPy (issue 49).
+METHODS: dict[str, str] = {
+    "cejudge": "cejudge_dspy.judges.cejudge:cejudge_program",
+    "direct": "cejudge_dspy.judges.direct:direct_program",
+    "checkeval": "cejudge_dspy.judges.checkeval:checkeval_program",
+    "geval": "cejudge_dspy.judges.geval:geval_program",
+    "likelihood": "cejudge_dspy.judges.likelihood:likelihood_program",
 }
 # Methods that score a given text with the backbone: local GGUF models can, a server at --api-base may.
 SCORING_METHODS = frozenset({"likelihood"})
@@ -46,12 +45,21 @@ def method_names() -> list[str]:
     return sorted(METHODS)
 
 
+def factory_of(method: str) -> Factory:
+    """The factory of a method in METHODS (its module imported now)."""
+    module, _, name = METHODS[method].partition(":")
+    factory: Factory = getattr(importlib.import_module(module), name)
+    return factory
+
+
 def check_method_backbone(method: str, lm: str, api_base: str | None = None) -> None:
     """One line (on `--lm`) when `method` needs a backbone that can score a given text and the spec `lm`
     names one that never can: the simulated backbone, or a hosted API (no `api_base`). Nothing is loaded
     or asked: a server at `api_base` is probed on first use, and the judge refuses it then if it cannot."""
     if method not in SCORING_METHODS or is_local(lm) or (api_base and not str(lm).startswith("simulated")):
         return
+    from cejudge_dspy.judges.likelihood import SCORING_BACKBONES
+
     raise InputError(
         f"backbone '{lm}' cannot score a given text, which --method {method} needs ({SCORING_BACKBONES})",
         field="--lm",
@@ -67,7 +75,7 @@ def build_program(task: str | TaskSpec, method: str = "cejudge", **options: Any)
         close = difflib.get_close_matches(method, list(METHODS), n=1)
         hint = f"did you mean '{close[0]}'? " if close else ""
         raise TaskError(f"unknown method '{method}': {hint}available: {', '.join(sorted(METHODS))}")
-    factory = METHODS[method]
+    factory = factory_of(method)
     known = dict.fromkeys([*JudgeOptions().program_kwargs(), *_keywords(factory)])
     check_names(options, known, "judge option")
     return factory(spec, **{k: v for k, v in options.items() if k in _keywords(factory)})

@@ -31,8 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from cejudge_dspy.judges.cejudge import CHECK_NAMES
-from cejudge_dspy.judges.verdicts import DECISIONS, Decision, JudgeResult
+from cejudge_dspy.judges.verdicts import CHECK_NAMES, DECISIONS, Decision, JudgeResult
 from cejudge_dspy.metrics._correlations import CORRELATIONS
 from cejudge_dspy.metrics._dimensions import dimension_table
 from cejudge_dspy.metrics._label_free import label_free_summary

@@ -21,7 +21,7 @@ import dspy
 
 from cejudge_dspy.data import Item
 from cejudge_dspy.errors import InputError
-from cejudge_dspy.evaluate import judge_items, pending_items
+from cejudge_dspy.evaluate import judge_items
 from cejudge_dspy.judges import prompt_fingerprint, run_program, run_sync
 from cejudge_dspy.rank._schedule import (
     SCHEDULES,
@@ -34,7 +34,15 @@ from cejudge_dspy.rank._schedule import (
 )
 from cejudge_dspy.rank._summary import fit_intervals, outcomes, pairwise_ranking, pointwise_ranking
 from cejudge_dspy.rank._systems import SystemAnswers
-from cejudge_dspy.runs import RESULTS, Record, lock, prepare_run_dir, read_records, write_json_atomic
+from cejudge_dspy.runs import (
+    RESULTS,
+    Record,
+    lock,
+    pending_items,
+    prepare_run_dir,
+    read_records,
+    write_json_atomic,
+)
 from cejudge_dspy.tasks import TaskSpec, load_task
 
 RANKING = "ranking.json"

@@ -226,6 +226,12 @@ class RunRecords:
         return len(self.missing) if self.expected is not None else self.torn
 
 
+def pending_items(items: Sequence[Item], records: Sequence[Record]) -> list[Item]:
+    """The items a run still lacks: those without a record, or whose record is an error (judged again)."""
+    done = {r.id for r in records if r.status != "error"}
+    return [item for item in items if item.id not in done]
+
+
 def item_ids(ids: Sequence[str]) -> dict[str, Any]:
     """run.json's `items`: the ids of the items a run judges, so its readers can tell a missing item and
     a foreign id (a hand-edited or mixed results.jsonl) from the run's own."""

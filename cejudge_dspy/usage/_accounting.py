@@ -17,14 +17,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Iterator
 from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import dspy
 from dspy.utils.usage_tracker import track_usage
 
-# The context variables below are the very objects _progress.py and _calls.py define (a copy would
-# split the state): collecting and record_call set them for their block.
 from cejudge_dspy.usage._calls import _adapter_counts, _CallCounter, _calls, _watch
 from cejudge_dspy.usage._progress import (
     T,
@@ -34,35 +31,9 @@ from cejudge_dspy.usage._progress import (
     _tracker,
 )
 
-
-@dataclass
-class Usage:
-    """LM work done for one item. `reused` counts stage results shared with an earlier call."""
-
-    calls: int = 0
-    cached: int = 0
-    reused: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    by_stage: dict[str, int] = field(default_factory=dict)
-
-    def add(self, other: Usage) -> None:
-        self.calls += other.calls
-        self.cached += other.cached
-        self.reused += other.reused
-        self.prompt_tokens += other.prompt_tokens
-        self.completion_tokens += other.completion_tokens
-        for stage, n in other.by_stage.items():
-            self.by_stage[stage] = self.by_stage.get(stage, 0) + n
-
-    def to_dict(self) -> dict[str, Any]:
-        # Stages finish in whatever order concurrency gives; sorted, the same work writes the same record.
-        return asdict(self) | {"by_stage": dict(sorted(self.by_stage.items()))}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Usage:
-        return cls(**data)
-
+# The context variables below are the very objects _progress.py and _calls.py define (a copy would
+# split the state): collecting and record_call set them for their block.
+from cejudge_dspy.usage._usage import Usage
 
 _current: ContextVar[Usage | None] = ContextVar("cejudge_usage", default=None)
 

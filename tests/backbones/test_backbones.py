@@ -37,8 +37,7 @@ from cejudge_dspy.backbones import (
 )
 from cejudge_dspy.backbones import _builders as builders
 from cejudge_dspy.backbones import _model_file as embedded
-from cejudge_dspy.backbones import _spec as backbones
-from cejudge_dspy.backbones import _spec as backbones_spec
+from cejudge_dspy.backbones import _spec_checks as backbones_spec
 from cejudge_dspy.backbones._local_server import DEFAULT_REPEAT_PENALTY, DEFAULT_SLOTS, ServerConfig
 from cejudge_dspy.backbones._model_file import resolve_gguf
 from cejudge_dspy.errors import BackboneError, InputError
@@ -230,8 +229,8 @@ def test_the_simulated_builder_parses_its_latency_and_refuses_a_server() -> None
 def test_make_lm_hands_each_kind_to_its_builder_with_every_option(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
     for kind in ("embedded", "gguf", "http", "simulated"):
-        monkeypatch.setattr(
-            backbones, f"build_{kind}", lambda *a, kind=kind, **kw: calls.append((kind, a, kw)) or kind
+        monkeypatch.setattr(  # make_lm imports its builders when it builds
+            builders, f"build_{kind}", lambda *a, kind=kind, **kw: calls.append((kind, a, kw)) or kind
         )
     monkeypatch.setattr(backbones_spec, "xllamacpp_missing", lambda: None)
     common = {"temperature": 0.0, "max_tokens": 1024, "seed": 42, "cache": True}

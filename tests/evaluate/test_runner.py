@@ -11,10 +11,10 @@ import pytest
 
 from cejudge_dspy.data import Item
 from cejudge_dspy.errors import CEJudgeError
-from cejudge_dspy.evaluate import judge_items, pending_items
+from cejudge_dspy.evaluate import judge_items
 from cejudge_dspy.judges.cejudge import PairwiseJudge
 from cejudge_dspy.metrics import summarize
-from cejudge_dspy.runs import RESULTS, prepare_run_dir, read_records
+from cejudge_dspy.runs import RESULTS, pending_items, prepare_run_dir, read_records
 from cejudge_dspy.tasks import load_task
 from tests.support.fakes import fake_lm
 

@@ -22,14 +22,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from cejudge_dspy.backbones import adapter_name, capabilities
-
 FEATURES = ("logprobs", "scoring", "schema")
 
 
 def backbone_features(lm: Any, adapter: Any = None) -> dict[str, bool | str | None]:
     """`{"logprobs": ..., "scoring": ..., "schema": ..., "adapter": ...}` for `lm` as the judges have seen
     it so far, asked through `adapter` (the current `dspy.settings.adapter`; None: DSPy's default, chat)."""
+    # Imported here: reading records' features (a resume's summary) never needs the backbones' DSPy side.
+    from cejudge_dspy.backbones import adapter_name, capabilities
+
     asked = {"adapter": adapter_name(adapter)}
     if lm is None:
         return dict.fromkeys(FEATURES, False) | asked

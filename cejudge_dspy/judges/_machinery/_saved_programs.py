@@ -14,9 +14,7 @@ import shutil
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TypeVar, get_args
-
-import dspy
+from typing import TYPE_CHECKING, Any, TypeVar, get_args
 
 from cejudge_dspy.errors import CEJudgeError, TaskError
 from cejudge_dspy.files import (
@@ -29,9 +27,12 @@ from cejudge_dspy.files import (
 )
 from cejudge_dspy.tasks import TaskSpec, folder, load_task
 
+if TYPE_CHECKING:  # DSPy is imported where a program is saved or loaded, not to name one's file
+    import dspy
+
 FORMAT = "cejudge-optimized/1"
 FIX = "re-run optimize.py for this task or use --program base"
-M = TypeVar("M", bound=dspy.Module)
+M = TypeVar("M", bound="dspy.Module")
 
 
 def optimized_dir() -> Path:
@@ -96,7 +97,7 @@ def save_program(program: dspy.Module, path: str | Path, manifest: dict[str, Any
         "format": FORMAT,
         **manifest,
         "stages": stage_fields(clean),
-        "dspy_version": dspy.__version__,
+        "dspy_version": _dspy_version(),
         "stripped_lms": stripped,
     }
     full.setdefault("created", datetime.now(timezone.utc).isoformat(timespec="seconds"))
@@ -290,3 +291,9 @@ def for_task(cls: type[M], task: str | TaskSpec, program: str | Path = "auto", *
     judge = cls(task, **options)  # type: ignore[call-arg]
     path = resolve(task, program)
     return judge if path is None else load_into(judge, task, path)
+
+
+def _dspy_version() -> str:
+    import dspy
+
+    return dspy.__version__

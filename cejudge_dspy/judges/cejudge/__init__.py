@@ -7,7 +7,6 @@ from cejudge_dspy.judges._option_choices import (
     JUDGMENTS,
     TIE_BREAKERS,
 )
-from cejudge_dspy.judges.cejudge._checks import CHECK_NAMES
 from cejudge_dspy.judges.cejudge._judges import cejudge_program, reference_default
 from cejudge_dspy.judges.cejudge._pairwise import PairwiseJudge, shown_first
 from cejudge_dspy.judges.cejudge._pointwise import PointwiseJudge
@@ -23,6 +22,7 @@ from cejudge_dspy.judges.cejudge._stages import (
     VerdictJudgment,
 )
 from cejudge_dspy.judges.cejudge._understanding import Understanding, findings, translated_only
+from cejudge_dspy.judges.verdicts import CHECK_NAMES
 
 __all__ = [
     "DIRECTIONS",

@@ -16,13 +16,10 @@ from cejudge_dspy.judges._machinery._said_once import FirstTime
 from cejudge_dspy.judges._machinery._text_scoring import current_scorer
 from cejudge_dspy.judges.cejudge._language_check import check_language
 from cejudge_dspy.judges.cejudge._likelihood_check import check_likelihood
-from cejudge_dspy.judges.verdicts import JudgeResult
+from cejudge_dspy.judges.verdicts import LANGUAGE_CHECK, LIKELIHOOD_CHECK, JudgeResult
 from cejudge_dspy.tasks import TaskSpec
 from cejudge_dspy.usage import Usage
 
-# What a record's `decided_by` says when a check gave the score; run summaries count each.
-LANGUAGE_CHECK, LIKELIHOOD_CHECK = "language check", "likelihood check"
-CHECK_NAMES = (LANGUAGE_CHECK, LIKELIHOOD_CHECK)
 _first_notice = FirstTime()  # LMs already reported as unable to score a text
 
 

@@ -15,19 +15,13 @@ from typing import Literal
 
 import dspy
 
+from cejudge_dspy.judges._option_choices import reference_default
 from cejudge_dspy.judges.cejudge._pairwise import Judgment, PairwiseJudge
 from cejudge_dspy.judges.cejudge._pointwise import PointwiseJudge
 from cejudge_dspy.judges.cejudge._program import Directions, JudgeOn
 from cejudge_dspy.judges.cejudge._tiebreak import DEFAULT_TIE_BREAKER, TieBreaker
 from cejudge_dspy.judges.verdicts import DEFAULT_GRADE_MARGIN, DEFAULT_TIE_BAND, Decision
 from cejudge_dspy.tasks import TaskSpec
-
-
-def reference_default(mode: str) -> bool:
-    """Whether a CE-Judge judge writes its own reference unless told: the pointwise judge its own
-    translation of the source (measured to help on the embedded model:
-    docs/measurements/embedded-obvious-items.md), the pairwise one no answer."""
-    return mode == "pointwise"
 
 
 def cejudge_program(

@@ -8,17 +8,22 @@ that failed and why: metrics exclude and count it, never grade it.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Literal
-
-import dspy
+from typing import TYPE_CHECKING, Any, Literal
 
 from cejudge_dspy.usage import Usage
+
+if TYPE_CHECKING:
+    import dspy
 
 Status = Literal["ok", "unparsed"]
 Decision = Literal["argmax", "probability"]
 DECISIONS: tuple[Decision, ...] = ("argmax", "probability")
 ProbabilityStatus = Literal["ok", "unavailable", "not_located"]
 UNAVAILABLE = "the backbone returns no token probabilities"
+# What a record's `decided_by` says when one of CE-Judge's checks gave the score (cejudge/_checks.py);
+# run summaries count each.
+LANGUAGE_CHECK, LIKELIHOOD_CHECK = "language check", "likelihood check"
+CHECK_NAMES = (LANGUAGE_CHECK, LIKELIHOOD_CHECK)
 # An answer whose token log probabilities are impossible (NaN, infinite, above 0) is read as one without
 # any (backbones.logprobs_problem): its probabilities are unavailable, and this, with the value, says why.
 IMPOSSIBLE = "the backbone returned impossible token log probabilities"
@@ -177,6 +182,8 @@ class JudgeResult:
 
     def to_prediction(self) -> dspy.Prediction:
         """A `dspy.Prediction` whose fields are this result's fields, plus `result` itself."""
+        import dspy  # here: reading a run's records (a resume, `view`) never needs DSPy's import
+
         fields = {k: getattr(self, k) for k in self.__dataclass_fields__}
         return dspy.Prediction(result=self, **fields)
 

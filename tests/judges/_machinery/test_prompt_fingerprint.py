@@ -80,16 +80,22 @@ def test_a_run_refuses_to_resume_with_edited_prompts_and_an_older_run_resumes(
     assert main(argv) == 0
     recorded = json.loads((out / "run.json").read_text())["prompts"]
     assert recorded == prompt_fingerprint(build_program("chat"))
+    lines = (out / "results.jsonl").read_bytes().splitlines(keepends=True)
+    (out / "results.jsonl").write_bytes(b"".join(lines[:-1]))  # one item left to judge
     before = (out / "results.jsonl").read_bytes()
 
-    # The package upgraded: a stage's instruction now reads differently.
+    # The package upgraded: a stage's instruction now reads differently (edited in this process, so the
+    # run directory's prompt memo still matches: the program built to judge the item left says otherwise).
     edited = stages.GradeJudgment.signature.with_instructions("Grade the response, strictly.")
     monkeypatch.setattr(stages.GradeJudgment, "signature", edited)
-    capsys.readouterr()
-    assert main(argv) == 2
-    err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert err.startswith("error:") and "prompts:" in err and "--force-new" in err
-    assert (out / "results.jsonl").read_bytes() == before
+    for memo in (True, False):
+        if not memo:
+            (out / ".prompts.json").unlink()
+        capsys.readouterr()
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()[-1]
+        assert err.startswith("error:") and "prompts:" in err and "--force-new" in err
+        assert (out / "results.jsonl").read_bytes() == before
 
     # A run.json written before fingerprints existed has unknown prompts: it resumes, as it always did.
     old = json.loads((out / "run.json").read_text())
