@@ -15,9 +15,11 @@ models run on, and llama-cpp-python's Python server), read from their code and m
   the model pick whichever split of the text it finds likeliest, and the figures then differ. But a
   token that is not a whole UTF-8 character on its own (Devanagari, and many other scripts, split
   characters across byte-level tokens) breaks llama.cpp's grammar: forcing such ids aborted the whole
-  server process ("Unexpected empty grammar stack"). Each id is checked once (`/extras/detokenize`,
-  `/detokenize`: a piece that does not decode, or decodes to U+FFFD, is not whole); an answer with such a
-  token is forced as text instead (`gbnf_literal`), in the split the model picks.
+  server process ("Unexpected empty grammar stack"). Each id is checked once: llama.cpp's C++ server
+  gives each token's piece with its id (`/tokenize` with `with_pieces`: text where the piece is whole UTF-8,
+  its bytes where not), llama-cpp-python's is asked per id (`/extras/detokenize`: a piece that does not
+  decode, or decodes to U+FFFD, is not whole); an answer with such a token is forced as text instead
+  (`gbnf_literal`), in the split the model picks.
 * the end of the turn. llama-cpp-python stops at an end-of-generation token without reporting it, so it
   cannot be forced and scored like the others. The grammar forces one more, ordinary token (`FILLER`)
   after the answer instead; the alternatives reported at that position (`top_logprobs`) are the model's
