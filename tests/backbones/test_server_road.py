@@ -109,7 +109,10 @@ def test_the_embedded_backbone_is_reached_as_a_users_server(llama_server: LlamaS
         messages = [{"role": "user", "content": question}]
         mine, theirs = here(messages, answer), there(messages, answer)
         assert len(mine) == len(theirs), (answer, mine, theirs)
-        assert _mean(mine) == pytest.approx(_mean(theirs), abs=PER_TOKEN), (answer, mine, theirs)
+        # The tolerance the comment on PER_TOKEN states (0.02 plus 5% of the mean): two servers whose
+        # prompt caches split the same prompt differently round differently (-1.194 against -1.171 once).
+        gap = PER_TOKEN + RELATIVE * abs(_mean(theirs))
+        assert _mean(mine) == pytest.approx(_mean(theirs), abs=gap), (answer, mine, theirs)
 
 
 def test_evaluate_a_few_items_through_the_server(llama_server: LlamaServer, tmp_path: Path) -> None:  # noqa: F811

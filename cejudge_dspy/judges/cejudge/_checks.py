@@ -16,10 +16,11 @@ from cejudge_dspy.judges._machinery._said_once import FirstTime
 from cejudge_dspy.judges._machinery._text_scoring import current_scorer
 from cejudge_dspy.judges.cejudge._language_check import check_language
 from cejudge_dspy.judges.cejudge._likelihood_check import check_likelihood
-from cejudge_dspy.judges.verdicts import LANGUAGE_CHECK, LIKELIHOOD_CHECK, JudgeResult
+from cejudge_dspy.judges.verdicts import CHECK_NAMES, JudgeResult
 from cejudge_dspy.tasks import TaskSpec
 from cejudge_dspy.usage import Usage
 
+LANGUAGE_CHECK, LIKELIHOOD_CHECK = CHECK_NAMES  # what a record's `decided_by` says (verdicts)
 _first_notice = FirstTime()  # LMs already reported as unable to score a text
 
 

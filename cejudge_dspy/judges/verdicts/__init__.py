@@ -18,8 +18,6 @@ from cejudge_dspy.judges.verdicts._results import (
     CHECK_NAMES,
     DECISIONS,
     IMPOSSIBLE,
-    LANGUAGE_CHECK,
-    LIKELIHOOD_CHECK,
     UNAVAILABLE,
     Decision,
     GradeResult,
@@ -42,8 +40,6 @@ from cejudge_dspy.judges.verdicts._token_reading import (
 
 __all__ = [
     "CHECK_NAMES",
-    "LANGUAGE_CHECK",
-    "LIKELIHOOD_CHECK",
     "DECISIONS",
     "DEFAULT_GRADE_MARGIN",
     "DEFAULT_TIE_BAND",
