@@ -28,8 +28,7 @@ import dspy
 from dspy.lm15 import Message, Response, TextPart, Usage
 
 from cejudge_dspy.backbones._simulated_answers import answer, fields_of, render, stage_of
-from cejudge_dspy.backbones._spec_checks import parse_spec
-from cejudge_dspy.errors import BackboneError
+from cejudge_dspy.backbones._spec_checks import http_only, parse_spec
 from cejudge_dspy.usage import current_subject
 
 MODEL = "simulated/ce-judge"
@@ -201,5 +200,5 @@ def _lm(engine: SimulatedEngine, **lm_kwargs: Any) -> dspy.LM:
 def simulated_lm(spec: str, *, api_base: str | None = None, **lm_kwargs: Any) -> dspy.LM:
     """`backbones.make_lm`'s hook: the `dspy.LM` for a `simulated...` spec (`lm_kwargs`: temperature, ...)."""
     if api_base:
-        raise BackboneError(f"--api-base applies to HTTP backbones only, not to '{spec}'; drop it")
+        raise http_only("--api-base", spec)
     return _lm(SimulatedEngine(**parse_spec(spec)), **lm_kwargs)

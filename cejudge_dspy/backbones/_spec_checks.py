@@ -28,13 +28,18 @@ def is_simulated(spec: Any) -> bool:
     return isinstance(spec, str) and (spec == "simulated" or spec.startswith("simulated:"))
 
 
+def http_only(flag: str, spec: str) -> BackboneError:
+    """The one wording for a setting given to a backbone that sends nothing over HTTP."""
+    return BackboneError(f"{flag} applies to HTTP backbones only, not to '{spec}'; drop it")
+
+
 def check_simulated(spec: str, api_base: str | None, api_key: str | None) -> dict[str, Any]:
     """What a simulated spec refuses (a key or a server: it sends nothing anywhere; a malformed spec);
     its engine's keyword arguments."""
     if api_key:
-        raise BackboneError(f"--api-key applies to HTTP backbones only, not to '{spec}'; drop it")
+        raise http_only("--api-key", spec)
     if api_base:
-        raise BackboneError(f"--api-base applies to HTTP backbones only, not to '{spec}'; drop it")
+        raise http_only("--api-base", spec)
     return parse_spec(spec)
 
 
@@ -71,7 +76,7 @@ def _check_adapter(spec: str, adapter: Any, constrained: Any = False) -> None:
 def _check_local(spec: str, api_base: str | None) -> None:
     """What a local spec refuses before any file is read: an api_base, an empty path, no llama.cpp server."""
     if api_base:
-        raise BackboneError(f"--api-base applies to HTTP backbones only, not to '{spec}'; drop it")
+        raise http_only("--api-base", spec)
     if spec.startswith("gguf:") and not spec[5:].strip():
         raise invalid_spec(spec, "gguf: needs a file path after the colon")
     if why := xllamacpp_missing():  # checked first: assembling the packaged model would be wasted

@@ -427,7 +427,7 @@ class ItemProgram:
             return await self.program.acall(**inputs)
 
 
-def _builder(task: str, options: EvaluateOptions) -> Any:
+def _builder(task: str, options: EvaluateOptions) -> Callable[[], Any]:
     """`run_program(task, options=options.judge)`, built on its first call and kept."""
 
     @functools.cache
