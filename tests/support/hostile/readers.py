@@ -9,6 +9,7 @@ judges 12 items a few times, not once per case. A damaged run lives in `damaged/
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import io
@@ -27,6 +28,8 @@ def _built() -> Path:
     from cejudge_dspy.cli import main
 
     root = Path(tempfile.mkdtemp(prefix="cejudge-hostile-readers-"))
+    # Built once per process and shared by every case, so no test's tmp_path owns it: removed at exit.
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
     data = good_data(root)
     for out, extra in [("whole", []), *((f"s{k}", ["--shard", f"{k}/3"]) for k in (1, 2, 3))]:
         argv = evaluate(*extra, data=data)(root)
