@@ -120,15 +120,16 @@ def versions() -> dict[str, str | None]:
     return {
         "python": platform.python_version(),
         "dspy": _version("dspy"),
-        "llama_cpp": _version("llama_cpp_python"),
+        "xllamacpp": _version("xllamacpp"),  # the embedded road (older entries: llama_cpp)
     }
 
 
 def command(module: str, argv: Sequence[str] | None) -> str:
     """The command as run: this process's own command line (`python -m MODULE ...` or
-    `python PATH ...`, the interpreter's path shortened to `python`) when `argv` is its arguments (or
-    None); else, for a call from Python, `python -m MODULE ARGV`."""
-    if argv is None or list(argv) == sys.argv[1:]:
+    `python PATH ...`, the interpreter's path shortened to `python`) when `argv` is None (a benchmark's
+    `main()` run as a script); else, for a call from Python, `python -m MODULE ARGV`. Given arguments are
+    never compared with this process's: under a bare `python -m pytest` both are empty."""
+    if argv is None:
         return shlex.join(["python", *sys.orig_argv[1:]])
     return shlex.join(["python", "-m", module, *argv])
 

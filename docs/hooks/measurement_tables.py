@@ -72,7 +72,7 @@ def _host(entry: dict[str, Any]) -> str:
         parts = [h.get("cpu"), f"{h['cores']} cores" if h.get("cores") else None]
         parts.append(f"load average {' / '.join(f'{x:.1f}' for x in load)}" if load else None)
         text = ", ".join(p for p in [*parts, h.get("platform")] if p)
-    names = {"python": "Python", "dspy": "DSPy", "llama_cpp": "llama-cpp-python"}
+    names = {"python": "Python", "dspy": "DSPy", "llama_cpp": "llama-cpp-python", "xllamacpp": "xllamacpp"}
     shown = [f"{names.get(k, k)} {v}" for k, v in (entry.get("versions") or {}).items() if v]
     return "; ".join(p for p in (text, ", ".join(shown)) if p)
 

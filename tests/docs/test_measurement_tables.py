@@ -56,11 +56,25 @@ def test_a_recorded_run_is_a_dated_entry_of_data(tmp_path: Path) -> None:
     assert entry["command"] == f"python -m benchmarks.bench_cli_start --runs 3 --record {path}"
     assert entry["note"] == "a fake run"
     assert entry["host"]["cores"] and entry["host"]["cpu"] and len(entry["host"]["load_average"]) == 3
-    assert entry["versions"]["python"] and "dspy" in entry["versions"] and "llama_cpp" in entry["versions"]
+    assert entry["versions"]["python"] and "dspy" in entry["versions"] and "xllamacpp" in entry["versions"]
     assert re.fullmatch(r"[0-9a-f]{7,}( \(dirty\))?", entry["commit"])
     (table,) = entry["tables"]
     assert table["columns"][0] == "command" and len(table["rows"]) == 4
     assert table["rows"][1] == ["`cejudge --help`", 0.85, 0.80, 0.90, pytest.approx(0.85 / 0.11)]  # numbers
+
+
+def test_given_arguments_are_the_command_even_when_this_process_has_none(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A bare `python -m pytest` (the README's test command) has no arguments either: a call from Python
+    with none is still `python -m MODULE`, not this process's command line."""
+    monkeypatch.setattr("sys.argv", ["pytest"])
+    monkeypatch.setattr("sys.orig_argv", ["python", "-m", "pytest"])
+    assert record.command("benchmarks.obvious.run", []) == "python -m benchmarks.obvious.run"
+    assert record.command("benchmarks.obvious.run", ["--set", "pairwise"]) == (
+        "python -m benchmarks.obvious.run --set pairwise"
+    )
+    assert record.command("benchmarks.obvious.run", None) == "python -m pytest"  # run as a script
 
 
 def test_the_hook_renders_the_recorded_entry_newest_first(tmp_path: Path) -> None:
