@@ -234,6 +234,37 @@ def test_no_lm_is_ever_configured_globally(fake_backbone: object) -> None:
     assert dspy.settings.lm is None
 
 
+@pytest.mark.parametrize(
+    "summary", ["[" * 5000 + "]" * 5000, "9" * 5000], ids=["nested 5,000 deep", "a 5,000-digit number"]
+)
+def test_a_resume_over_a_damaged_summary_judges_the_rest_and_writes_it_anew(
+    tmp_path: Path, summary: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 49: summary.json is the run's output, never its input. A run resumed with one record missing
+    and summary.json replaced by JSON no reader takes (5,000 levels deep; a number past Python's 4,300
+    digits) judges the missing item and writes the summary anew (before #49: a RecursionError after judging,
+    exit 1)."""
+    data = tmp_path / "data.jsonl"
+    rows = [
+        {"id": f"i{n}", "prompt": f"q{n}", "chosen": "good", "rejected": "bad", "language": "de"}
+        for n in range(4)
+    ]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run = tmp_path / "run"
+    argv = ["evaluate", "--task", "chat", "--data", str(data), "--out", str(run), "--lm", "simulated:0"]
+    argv += ["--bootstrap", "0"]
+    assert main(argv) == 0
+    results = run / "results.jsonl"
+    results.write_text("".join(results.read_text().splitlines(keepends=True)[:3]))
+    (run / "summary.json").write_text(summary)
+    capsys.readouterr()
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "4 items, 3 already in" in err and "Traceback" not in err, err[-800:]
+    assert len(results.read_text().splitlines()) == 4
+    assert json.loads((run / "summary.json").read_text())["overall"]["n"] == 4
+
+
 def test_resuming_a_finished_run_rewrites_its_summary_byte_for_byte(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

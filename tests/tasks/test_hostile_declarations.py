@@ -52,6 +52,7 @@ def test_a_broken_declaration_is_listed_as_broken_and_the_others_work(programs: 
     code, out, err = _run(["tasks"])
     # listed with the others, the broken one named on stderr (exit 1: a declaration needs fixing)
     assert code == 1 and "chat" in out and "broken.toml" in err and "Traceback" not in err
+    assert "\x1b" not in out + err and "\x07" not in out + err  # a name's escapes are shown, never obeyed
     assert _run(["tasks", "show", "chat", "--data", str(good_data(programs, 2))])[0] == 0
     assert load_task("chat").name == "chat"
 

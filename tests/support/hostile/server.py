@@ -8,6 +8,10 @@ stage answer, `gated_server.completion`), then spoils it as `mode` says:
 * `nan`, `plus5`, `inf`: token log probabilities that no model gives (NaN, +5, +Infinity) on every token and
   its alternatives, written as Python's json writes them (bare `NaN`, `Infinity`), as a broken server does;
 * `length`: the answer cut in half with `finish_reason: "length"` (the output budget ran out);
+  `length-whole`: the whole well-formed answer, with `finish_reason: "length"` all the same (it parses, so
+  only the reason tells that it may have been cut);
+* `escapes`: a well-formed answer whose free text (every value with a space in it) carries a clear-screen,
+  a window title, a hyperlink and a bell, as a model's answer can;
 * `echo-key`: HTTP 400 whose message repeats the request's Authorization header (the key);
 * `no-choices`: `{"choices": []}`; `not-json`: an HTML page with status 200; `no-message`: a choice without
   its `message`; `garbage`: an answer that is no answer (control characters and stray markers);
@@ -34,6 +38,8 @@ MODES = (
     "plus5",
     "inf",
     "length",
+    "length-whole",
+    "escapes",
     "echo-key",
     "no-choices",
     "not-json",
@@ -43,6 +49,7 @@ MODES = (
 )
 _BAD_LOGPROB = {"nan": math.nan, "plus5": 5.0, "inf": math.inf}
 GARBAGE = "\x00\ufffd}{ ]] ## [[ lorem"  # the `garbage` answer
+ESCAPES = "\x1b[2J\x1b]0;pwned\x07\x1b]8;;http://127.0.0.1/\x1b\\link\x1b]8;;\x1b\\\x07"  # the `escapes` text
 _PIECES = re.compile(r"\s+|\w+|[^\w\s]")
 
 
@@ -68,6 +75,31 @@ def cut_short(out: dict[str, Any]) -> dict[str, Any]:
     text = choice["message"]["content"]
     message = choice["message"] | {"content": text[: max(1, len(text) // 2)]}
     return out | {"choices": [choice | {"message": message, "finish_reason": "length"}]}
+
+
+def with_escapes(out: dict[str, Any]) -> dict[str, Any]:
+    """`out` with ESCAPES after the first word of every free-text value (one with a space in it) of its JSON
+    or `[[ ## field ## ]]` answer; single words (a verdict, a grade, a number) are left to parse."""
+
+    def spoil(value: Any) -> Any:
+        if isinstance(value, str) and " " in value.strip():
+            head, _, rest = value.partition(" ")
+            return f"{head} {ESCAPES}{rest}"
+        if isinstance(value, list):
+            return [spoil(v) for v in value]
+        return value
+
+    choice = out["choices"][0]
+    text = choice["message"]["content"]
+    try:
+        fields = json.loads(text)
+    except ValueError:
+        fields = None
+    if isinstance(fields, dict):
+        text = json.dumps({k: spoil(v) for k, v in fields.items()})
+    else:  # the chat adapter's sections: spoil each line of text
+        text = "\n".join(line if line.startswith("[[") else spoil(line) for line in text.split("\n"))
+    return out | {"choices": [choice | {"message": choice["message"] | {"content": text}}]}
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -102,6 +134,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             out = with_logprobs(out, _BAD_LOGPROB[mode])
         elif mode == "length":
             out = cut_short(out)
+        elif mode == "length-whole":
+            out["choices"][0]["finish_reason"] = "length"
+        elif mode == "escapes":
+            out = with_escapes(out)
         elif mode == "no-choices":
             out["choices"] = []
         elif mode == "no-message":

@@ -243,6 +243,26 @@ def cut_answers_unparsed(o: Outcome) -> None:
     assert all("finish_reason: length" in json.dumps(r["result"]) for r in records), records[0]["result"]
 
 
+def panel_shows_escapes(o: Outcome) -> None:
+    """`cejudge judge` (the verdict panel) over a model whose text holds terminal escapes: judged, and every
+    escape written out (`\\x1b`) on stdout, never sent raw to the terminal."""
+    no_traceback(o)
+    assert o.code == 0, (o.code, o.err[-800:])
+    assert "\x1b" not in o.out + o.err and "\x07" not in o.out + o.err, repr(o.out[-400:])
+    assert "\\x1b]0;pwned" in o.out, o.out[-800:]
+
+
+def evaluate_escapes_kept(o: Outcome) -> None:
+    """`evaluate` over a model whose text holds terminal escapes: judged, the text kept as the model wrote it
+    in the records (JSON escapes it), and nothing raw on the terminal."""
+    no_traceback(o)
+    assert o.code in (0, 1), (o.code, o.err[-800:])
+    assert "\x1b" not in o.out + o.err and "\x07" not in o.out + o.err, repr(o.err[-400:])
+    records = o.records()
+    assert records and all(r["status"] == "ok" for r in records), [r["status"] for r in records]
+    assert "\\u001b]0;pwned" in json.dumps([r["result"] for r in records])
+
+
 def judge_unparsed(*words: str) -> Callable[[Outcome], None]:
     """`cejudge judge --json`: exit 1 and an unparsed outcome whose reason holds `words`, or one line."""
 
@@ -347,6 +367,17 @@ def SERVER_CASES() -> list[ServerCase]:  # noqa: N802 - a table, built fresh per
         ),
         ServerCase("finish_reason length: evaluate", "length", evaluate(), cut_answers_unparsed),
         ServerCase("finish_reason length: judge", "length", judge("--json"), judge_unparsed("finish_reason")),
+        ServerCase(
+            "finish_reason length, answer whole: evaluate", "length-whole", evaluate(), cut_answers_unparsed
+        ),
+        ServerCase(
+            "finish_reason length, answer whole: judge",
+            "length-whole",
+            judge("--json"),
+            judge_unparsed("finish_reason"),
+        ),
+        ServerCase("escapes in the model's text: judge", "escapes", judge(), panel_shows_escapes),
+        ServerCase("escapes in the model's text: evaluate", "escapes", evaluate(), evaluate_escapes_kept),
         ServerCase("echoed key: backbones check", "echo-key", check_backbone(), echoed_key_redacted),
         ServerCase("echoed key: evaluate", "echo-key", evaluate(), evaluate_key_redacted),
         ServerCase("echoed key: judge", "echo-key", judge(), echoed_key_redacted),
