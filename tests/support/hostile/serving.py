@@ -243,12 +243,17 @@ def cut_answers_unparsed(o: Outcome) -> None:
     assert all("finish_reason: length" in json.dumps(r["result"]) for r in records), records[0]["result"]
 
 
+def nothing_raw(o: Outcome) -> None:
+    """No escape or bell reached the terminal raw (stdout or stderr)."""
+    assert "\x1b" not in o.out + o.err and "\x07" not in o.out + o.err, repr((o.out + o.err)[-400:])
+
+
 def panel_shows_escapes(o: Outcome) -> None:
     """`cejudge judge` (the verdict panel) over a model whose text holds terminal escapes: judged, and every
     escape written out (`\\x1b`) on stdout, never sent raw to the terminal."""
     no_traceback(o)
     assert o.code == 0, (o.code, o.err[-800:])
-    assert "\x1b" not in o.out + o.err and "\x07" not in o.out + o.err, repr(o.out[-400:])
+    nothing_raw(o)
     assert "\\x1b]0;pwned" in o.out, o.out[-800:]
 
 
@@ -257,7 +262,7 @@ def evaluate_escapes_kept(o: Outcome) -> None:
     in the records (JSON escapes it), and nothing raw on the terminal."""
     no_traceback(o)
     assert o.code in (0, 1), (o.code, o.err[-800:])
-    assert "\x1b" not in o.out + o.err and "\x07" not in o.out + o.err, repr(o.err[-400:])
+    nothing_raw(o)
     records = o.records()
     assert records and all(r["status"] == "ok" for r in records), [r["status"] for r in records]
     assert "\\u001b]0;pwned" in json.dumps([r["result"] for r in records])
