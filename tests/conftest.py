@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import signal
 import tempfile
 from pathlib import Path
 
@@ -29,6 +30,14 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 if "CEJUDGE_CHECKPOINTS" not in os.environ:
     os.environ["CEJUDGE_CHECKPOINTS"] = tempfile.mkdtemp(prefix="cejudge-test-checkpoints-")
     atexit.register(shutil.rmtree, os.environ["CEJUDGE_CHECKPOINTS"], ignore_errors=True)
+
+# The Ctrl-C tests send SIGINT to the commands they start. A shell without job control that starts this
+# suite in the background (`nohup python -m pytest &` in a script) starts it with SIGINT ignored, and an
+# ignored signal stays ignored in every child it starts: those commands would never see the test's Ctrl-C
+# (seen: five Ctrl-C tests waiting out their 60-120 s bounds). A handled signal is reset to the default
+# in a child, so handling it here gives every command the suite starts a Ctrl-C of its own.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 SHARED_DATA = support.SHARED_DATA
 

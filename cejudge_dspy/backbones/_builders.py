@@ -39,6 +39,7 @@ from cejudge_dspy.backbones._model_file import StatusHook, check_gguf, resolve_g
 from cejudge_dspy.backbones._options import DEFAULT_REPEAT_PENALTY, DEFAULT_TIMEOUT_S
 from cejudge_dspy.backbones._provider import LLAMA_SERVER, is_llama_server, register_llama_server
 from cejudge_dspy.backbones._server_lm import ServerLM
+from cejudge_dspy.backbones._slots import hold_to_slots
 from cejudge_dspy.backbones._spec_checks import invalid_spec
 
 LOCAL_PROVIDER = "llamacpp-local"  # the fingerprinted name's prefix (`gguf_model_name`)
@@ -175,6 +176,7 @@ def _local_lm(
         model=str(path), alias=name, slots=slots, n_ctx=local.n_ctx, repeat_penalty=local.repeat_penalty
     )
     server = local_server(config, local.on_status)
+    hold_to_slots(server.api_base, slots)  # the judge's own calls queue here, not at the server (_slots.py)
     # The decoding settings are part of the model name: DSPy's cache key sees the request, not the server,
     # and a run with another repeat penalty must never be served the other's answers. (Whether a schema was
     # sent is in the request, hence in the key.) The slots are not: each sequence decodes on its own.

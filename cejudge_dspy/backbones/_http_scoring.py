@@ -44,12 +44,14 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
 from cejudge_dspy.backbones._logprobs import checked_logprob
+from cejudge_dspy.backbones._slots import slot
 from cejudge_dspy.errors import BackboneError
 
 # Forced once by the probe: no model writes it on its own, so getting it back verbatim means the server
@@ -271,8 +273,12 @@ class ServerScorer:
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         base = self.api_base.rstrip("/")
         url = (base.removesuffix("/v1") if root else base) + path
+        # A completion takes one of the server's slots: where the package started the server, it waits for
+        # a free one before its timeout runs (_slots.py); a tokenizer call takes no slot.
+        held = slot(self.api_base) if path.endswith("completions") else nullcontext()
         try:
-            response = self.client().post(url, json=body, headers=headers, timeout=self.timeout_s)
+            with held:
+                response = self.client().post(url, json=body, headers=headers, timeout=self.timeout_s)
         except httpx.HTTPError as exc:
             raise Unreachable(f"the server at {base} could not be asked to score a text ({exc})") from exc
         if response.status_code != 200:

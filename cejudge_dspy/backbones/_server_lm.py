@@ -15,7 +15,8 @@ adapters turned into a prediction without fields.
 A server that accepts a request and never answers held a call for the client's read timeout (600 s) and
 then again for each retry. `timeout` (seconds, `make_lm(timeout=...)`, `--timeout`) is the client's timeout
 for each attempt, and in an async call (every judgment) the bound on the whole call, retries included: past
-it the call raises `CallTimedOut`, which `explain_backbone_error` says in one line.
+it the call raises `CallTimedOut`, which `explain_backbone_error` says in one line. A call to a server the
+package started waits for one of its slots before its clock starts (`_slots.py`).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from dspy.utils.exceptions import LMServerError, LMTimeoutError
 
 from cejudge_dspy.backbones._capabilities import carry
 from cejudge_dspy.backbones._options import DEFAULT_TIMEOUT_S
+from cejudge_dspy.backbones._slots import aslot, slot
 
 _TRUNCATED = "LM response was truncated"  # DSPy's warning, said on every cut answer; here it is an outcome
 
@@ -180,7 +182,8 @@ class ServerLM(dspy.LM):
         call = prepare(self, prompt, messages, kwargs)
         warn_openai_messages(self, messages)
         try:  # the client's timeout ends each attempt (a sync call cannot be cut from outside)
-            result = execute(self, call)
+            with slot(self.kwargs.get("api_base")):  # waiting for a slot is not waiting on the server
+                result = execute(self, call)
         except LMTimeoutError:
             raise self._timed_out() from None
         return self._checked(call, result)
@@ -192,7 +195,7 @@ class ServerLM(dspy.LM):
         if not self._client_ready:  # outside the deadline: loading the client is no waiting on a server
             await asyncio.to_thread(_load_client, self, call)
         try:
-            async with asyncio.timeout(self.timeout_s):
+            async with aslot(self.kwargs.get("api_base")), asyncio.timeout(self.timeout_s):
                 result = await aexecute(self, call)
         except (TimeoutError, LMTimeoutError):
             raise self._timed_out() from None

@@ -137,12 +137,15 @@ def test_a_dead_server_is_started_again_on_the_next_request_for_it(lm: dspy.LM) 
 
 
 # A judge process that starts the embedded server, says where it is, and waits to be interrupted.
+# The address is printed inside the `try`: the test sends SIGINT as soon as it reads the address, and the
+# holder, descheduled on a busy machine right after printing, must not meet it outside the `try` (a
+# traceback and exit 1 instead of 130).
 _HOLDER = """
 import sys, threading
 from cejudge_dspy.backbones import make_lm
-lm = make_lm("embedded", cache=False, parallel=1)
-print(lm.kwargs["api_base"], flush=True)
 try:
+    lm = make_lm("embedded", cache=False, parallel=1)
+    print(lm.kwargs["api_base"], flush=True)
     threading.Event().wait()
 except KeyboardInterrupt:
     sys.exit(130)
