@@ -42,11 +42,23 @@ def _gate(api_base: object) -> threading.BoundedSemaphore | None:
         return _gates.get(api_base) if isinstance(api_base, str) else None
 
 
+def _in_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
 @contextmanager
 def slot(api_base: object) -> Iterator[None]:
-    """A free slot of the server at `api_base`, waited for; no wait for a server not held to its slots."""
+    """A free slot of the server at `api_base`, waited for; no wait for a server not held to its slots.
+
+    Never waited for on a thread that runs an event loop: the calls holding the slots may be that loop's
+    own coroutines, which could then never finish (the scorer's probe is asked once, on first need, from
+    a coroutine). Such a call goes unheld and queues at the server, as before the gate."""
     gate = _gate(api_base)
-    if gate is None:
+    if gate is None or _in_event_loop():
         yield
         return
     with gate:

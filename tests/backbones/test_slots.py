@@ -9,6 +9,7 @@ call's own: the first call is held at the server past it, and ends there.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -105,3 +106,24 @@ def test_the_same_server_reached_again_keeps_its_gate() -> None:
 
         asyncio.run(try_once())
     assert acquired == [False]
+
+
+def test_a_blocking_call_on_an_event_loop_is_not_held() -> None:
+    """A blocking call made from a coroutine (the scorer's probe, asked on first need) while that loop's
+    own calls hold every slot: waiting would block the loop, and the holders with it, for ever."""
+    address = f"http://127.0.0.1:11/{uuid.uuid4().hex}/v1"
+    hold_to_slots(address, 1)
+
+    async def held_then_blocking() -> bool:
+        from cejudge_dspy.backbones._slots import aslot
+
+        async with aslot(address):  # a coroutine of this loop holds the one slot
+            with slot(address):  # a blocking call on the same loop's thread
+                return True
+
+    # In a thread of its own, so that a deadlock fails the test instead of stalling the suite.
+    done: list[bool] = []
+    worker = threading.Thread(target=lambda: done.append(asyncio.run(held_then_blocking())), daemon=True)
+    worker.start()
+    worker.join(timeout=60)
+    assert done == [True], "a blocking call on the loop waited for a slot its own loop held"
