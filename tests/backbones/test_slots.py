@@ -21,7 +21,11 @@ from cejudge_dspy.backbones._server_lm import CallTimedOut
 from cejudge_dspy.backbones._slots import _gate, aslot, hold_to_slots, slot
 from tests.support.gated_server import MODEL, GatedServer
 
-TIMEOUT_S = 3.0
+# The first call's timeout, and the second's: shorter, so that had its wait for the slot (at least the
+# first's timeout) counted against it, it would have ended before being sent; long enough that, once sent,
+# a loaded machine still answers within it.
+FIRST_TIMEOUT_S = 8.0
+SECOND_TIMEOUT_S = 6.0
 
 
 async def _until(holds: Callable[[], bool]) -> None:
@@ -38,16 +42,17 @@ def test_a_call_waiting_for_the_slot_gets_its_whole_timeout_once_sent() -> None:
 
     Without the gate both reach the server at once and both time out together."""
     with GatedServer() as server:
-        lm = make_lm(
-            MODEL, api_base=server.api_base, api_key="k", cache=False, timeout=TIMEOUT_S, num_retries=0
+        first_lm, second_lm = (
+            make_lm(MODEL, api_base=server.api_base, api_key="k", cache=False, timeout=t, num_retries=0)
+            for t in (FIRST_TIMEOUT_S, SECOND_TIMEOUT_S)
         )
         hold_to_slots(server.api_base, 1)
         server.close()
 
         async def two_calls() -> object:
-            first = asyncio.create_task(lm.acall("first"))
+            first = asyncio.create_task(first_lm.acall("first"))
             await _until(lambda: len(server.bodies) == 1)
-            second = asyncio.create_task(lm.acall("second"))
+            second = asyncio.create_task(second_lm.acall("second"))
             with pytest.raises(CallTimedOut):
                 await first  # held at the server past its timeout
             assert len(server.bodies) == 1  # the second waited for the slot, not at the server
