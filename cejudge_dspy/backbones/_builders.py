@@ -37,6 +37,7 @@ from cejudge_dspy.backbones._local_server import (
 )
 from cejudge_dspy.backbones._model_file import StatusHook, check_gguf, resolve_gguf
 from cejudge_dspy.backbones._options import DEFAULT_REPEAT_PENALTY, DEFAULT_TIMEOUT_S
+from cejudge_dspy.backbones._progress import watch
 from cejudge_dspy.backbones._provider import LLAMA_SERVER, is_llama_server, register_llama_server
 from cejudge_dspy.backbones._server_lm import ServerLM
 from cejudge_dspy.backbones._slots import hold_to_slots
@@ -177,6 +178,7 @@ def _local_lm(
     )
     server = local_server(config, local.on_status)
     hold_to_slots(server.api_base, slots)  # the judge's own calls queue here, not at the server (_slots.py)
+    watch(server.api_base, server.pid)  # and end when it stops working, not when time passes (_progress.py)
     # The decoding settings are part of the model name: DSPy's cache key sees the request, not the server,
     # and a run with another repeat penalty must never be served the other's answers. (Whether a schema was
     # sent is in the request, hence in the key.) The slots are not: each sequence decodes on its own.

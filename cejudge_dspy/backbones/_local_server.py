@@ -103,6 +103,13 @@ class LocalServer:
             raise BackboneError("the local llama.cpp server is not running")
         return f"http://{self.address}/v1"
 
+    @property
+    def pid(self) -> int:
+        """The server process's id (its progress bounds the calls to it: `_progress.py`)."""
+        if self.process is None:
+            raise BackboneError("the local llama.cpp server is not running")
+        return self.process.pid
+
     def start(self, deadline_s: float = READY_DEADLINE_S) -> str:
         child = Path(__file__).with_name("_server_child.py")
         env = dict(os.environ)

@@ -153,7 +153,8 @@ class BackboneOptions(DeclaredOptions):
         what="seconds",
         in_identity=False,
         help=f"HTTP backbones: seconds one call may take, retries included, {{range}} (default "
-        f"{DEFAULT_TIMEOUT_S:g}); a server that stops answering ends the run with one line, its records kept",
+        f"{DEFAULT_TIMEOUT_S:g}); on a server the package started, seconds it may do no work while a call "
+        "waits; a server that stops answering ends the run with one line, its records kept",
     )
     cache: bool = _option(
         True,

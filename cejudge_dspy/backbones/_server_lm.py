@@ -16,12 +16,17 @@ A server that accepts a request and never answers held a call for the client's r
 then again for each retry. `timeout` (seconds, `make_lm(timeout=...)`, `--timeout`) is the client's timeout
 for each attempt, and in an async call (every judgment) the bound on the whole call, retries included: past
 it the call raises `CallTimedOut`, which `explain_backbone_error` says in one line. A call to a server the
-package started waits for one of its slots before its clock starts (`_slots.py`).
+package started waits for one of its slots before its clock starts (`_slots.py`), and once sent it ends
+when that server did no work for `timeout` seconds, not when the time passed (`_progress.py`): a busy
+machine slows such a server without stopping it. The client's own timeout is then only a backstop. The
+timeout is no part of DSPy's cache key: how long one waited for an answer does not change the answer, and
+runs that differ only in `--timeout` share their cache.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,14 +35,19 @@ from typing import Any
 
 import dspy
 from dspy.clients._deprecation import warn_openai_messages
-from dspy.clients.execution import aexecute, execute, finalize, prepare
+from dspy.clients.execution import PreparedCall, aexecute, execute, finalize, prepare
 from dspy.clients.legacy_outputs import value
 from dspy.utils.callback import with_callbacks
 from dspy.utils.exceptions import LMServerError, LMTimeoutError
 
 from cejudge_dspy.backbones._capabilities import carry
 from cejudge_dspy.backbones._options import DEFAULT_TIMEOUT_S
+from cejudge_dspy.backbones._progress import NoProgress, watched, within
 from cejudge_dspy.backbones._slots import aslot, slot
+
+# The client's timeout for one attempt at a server whose progress bounds the call (`_progress.py`): only
+# for a server that works forever without answering, which its progress cannot tell from a slow answer.
+BACKSTOP_S = 3600.0
 
 _TRUNCATED = "LM response was truncated"  # DSPy's warning, said on every cut answer; here it is an outcome
 
@@ -112,6 +122,22 @@ def _text(outputs: list[Any]) -> str | None:
     return first.get("text") if isinstance(first, dict) else first
 
 
+@dataclasses.dataclass
+class _Call(PreparedCall):
+    """DSPy's prepared call, keyed in the cache without the client's timeout (see the module docstring)."""
+
+    def key(self, lm: Any, asynchronous: bool) -> Any:
+        key = super().key(lm, asynchronous)
+        if isinstance(key, dict):
+            key.pop("timeout", None)
+        return key
+
+
+def _prepare(lm: ServerLM, prompt: Any, messages: Any, kwargs: dict[str, Any], asynchronous: bool) -> _Call:
+    call = prepare(lm, prompt, messages, kwargs, asynchronous=asynchronous)
+    return _Call(**{f.name: getattr(call, f.name) for f in dataclasses.fields(call)})
+
+
 def _load_client(lm: ServerLM, call: Any) -> None:
     """Import LiteLLM before the first call that goes through it (once a process: seconds, 19 s on a busy
     machine), so that the time a call may take counts waiting on the server, not loading the client. DSPy
@@ -170,7 +196,13 @@ class ServerLM(dspy.LM):
             )
         return outputs
 
-    def _timed_out(self) -> CallTimedOut:
+    def _timed_out(self, idle: bool = False) -> CallTimedOut:
+        if idle:
+            return CallTimedOut(
+                f"the server did no work for {self.timeout_s:g} s (--timeout) while a call waited on it; "
+                "it accepted the request but stopped answering",
+                self.timeout_s,
+            )
         return CallTimedOut(
             f"no answer within the timeout of {self.timeout_s:g} s (--timeout); "
             "the server accepted the request but did not answer",
@@ -179,7 +211,7 @@ class ServerLM(dspy.LM):
 
     @with_callbacks
     def __call__(self, prompt: Any = None, *, messages: Any = None, **kwargs: Any) -> Any:
-        call = prepare(self, prompt, messages, kwargs)
+        call = _prepare(self, prompt, messages, kwargs, False)
         warn_openai_messages(self, messages)
         try:  # the client's timeout ends each attempt (a sync call cannot be cut from outside)
             with slot(self.kwargs.get("api_base")):  # waiting for a slot is not waiting on the server
@@ -190,13 +222,22 @@ class ServerLM(dspy.LM):
 
     @with_callbacks
     async def acall(self, prompt: Any = None, *, messages: Any = None, **kwargs: Any) -> Any:
-        call = await asyncio.to_thread(prepare, self, prompt, messages, kwargs, asynchronous=True)
+        api_base = self.kwargs.get("api_base")
+        if watched(api_base) is not None:  # its progress bounds the call; the client's clock is a backstop
+            kwargs = {**kwargs, "timeout": max(self.timeout_s, BACKSTOP_S)}
+        call = await asyncio.to_thread(_prepare, self, prompt, messages, kwargs, True)
         warn_openai_messages(self, messages)
         if not self._client_ready:  # outside the deadline: loading the client is no waiting on a server
             await asyncio.to_thread(_load_client, self, call)
         try:
-            async with aslot(self.kwargs.get("api_base")), asyncio.timeout(self.timeout_s):
-                result = await aexecute(self, call)
+            async with aslot(api_base):
+                result = await within(api_base, self.timeout_s, aexecute(self, call))
+        except NoProgress:
+            raise self._timed_out(idle=True) from None
         except (TimeoutError, LMTimeoutError):
+            if watched(api_base) is not None:  # the backstop: working all along, never answering
+                raise CallTimedOut(
+                    f"no answer within {BACKSTOP_S:g} s, although the server kept working", BACKSTOP_S
+                ) from None
             raise self._timed_out() from None
         return self._checked(call, result)

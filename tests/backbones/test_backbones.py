@@ -37,6 +37,8 @@ from cejudge_dspy.backbones import (
 )
 from cejudge_dspy.backbones import _builders as builders
 from cejudge_dspy.backbones import _model_file as embedded
+from cejudge_dspy.backbones import _progress as progress
+from cejudge_dspy.backbones import _slots as slots
 from cejudge_dspy.backbones import _spec_checks as backbones_spec
 from cejudge_dspy.backbones._local_server import DEFAULT_REPEAT_PENALTY, DEFAULT_SLOTS, ServerConfig
 from cejudge_dspy.backbones._model_file import resolve_gguf
@@ -54,14 +56,20 @@ def fake_gguf(path: Path, payload: bytes = b"\0" * 64) -> Path:
 class FakeServer:
     """What `_builders.local_server` returns, without starting llama.cpp: the config it was asked for."""
 
+    API_BASE = "http://127.0.0.1:9/v1"
+
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
-        self.api_base = "http://127.0.0.1:9/v1"
+        self.api_base = self.API_BASE
+        self.pid = os.getpid()  # a process that exists; no call reaches this address (port 9: discard)
 
 
 @pytest.fixture
-def started(monkeypatch: pytest.MonkeyPatch) -> list[ServerConfig]:
-    """Local servers the builders asked for (none is started); and llama.cpp's server counts as installed."""
+def started(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[ServerConfig]]:
+    """Local servers the builders asked for (none is started); and llama.cpp's server counts as installed.
+
+    The fake server's address is held to its slots and watched as a started server's is; both are forgotten
+    after the test, so that a later test's calls to that address are a user's server's."""
     configs: list[ServerConfig] = []
 
     def fake(config: ServerConfig, on_status: Any = None) -> FakeServer:
@@ -72,7 +80,10 @@ def started(monkeypatch: pytest.MonkeyPatch) -> list[ServerConfig]:
 
     monkeypatch.setattr(builders, "local_server", fake)
     monkeypatch.setattr(backbones_spec, "xllamacpp_missing", lambda: None)
-    return configs
+    yield configs
+    with slots._lock, progress._lock:
+        slots._gates.pop(FakeServer.API_BASE, None)
+        progress._pids.pop(FakeServer.API_BASE, None)
 
 
 @pytest.fixture(autouse=True)

@@ -7,6 +7,7 @@ model fails instead of skipping (tests/support/llama_server.py).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -23,6 +24,7 @@ import pytest
 
 from cejudge_dspy.backbones import _model_file as model_file
 from cejudge_dspy.backbones import make_lm, running_servers, stop_all
+from cejudge_dspy.backbones._progress import watched
 from tests import support
 from tests.support.llama_server import llama_server_available
 
@@ -72,6 +74,10 @@ def test_the_packaged_model_is_served_on_loopback_and_answers(lm: dspy.LM) -> No
     # The same settings share the process's one server; another slot count is another server.
     assert make_lm("embedded", cache=False).kwargs["api_base"] == lm.kwargs["api_base"]
     assert len(running_servers()) == 1
+    # Its calls are bounded by its progress (_progress.py), and an async call through that watch is answered.
+    assert watched(lm.kwargs["api_base"]) == running_servers()[0].pid
+    (text,) = asyncio.run(lm.acall("Reply with the single word OK.", max_tokens=8))
+    assert text.strip()
 
 
 def test_the_json_adapter_parses_typed_outputs_with_and_without_the_schema(lm: dspy.LM) -> None:
