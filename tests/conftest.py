@@ -30,6 +30,11 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 if "CEJUDGE_CHECKPOINTS" not in os.environ:
     os.environ["CEJUDGE_CHECKPOINTS"] = tempfile.mkdtemp(prefix="cejudge-test-checkpoints-")
     atexit.register(shutil.rmtree, os.environ["CEJUDGE_CHECKPOINTS"], ignore_errors=True)
+# The embedded server's saved stage prefixes (~/.cache/cejudge-dspy/prompt-states): the session's real-model
+# tests share one throwaway folder, so a test run neither reads nor leaves the user's.
+if "CEJUDGE_PROMPT_STATES" not in os.environ:
+    os.environ["CEJUDGE_PROMPT_STATES"] = tempfile.mkdtemp(prefix="cejudge-test-prompt-states-")
+    atexit.register(shutil.rmtree, os.environ["CEJUDGE_PROMPT_STATES"], ignore_errors=True)
 
 # The Ctrl-C tests send SIGINT to the commands they start. A shell without job control that starts this
 # suite in the background (`nohup python -m pytest &` in a script) starts it with SIGINT ignored, and an

@@ -35,9 +35,10 @@ from cejudge_dspy.backbones._local_server import (
     ServerConfig,
     local_server,
 )
-from cejudge_dspy.backbones._model_file import StatusHook, check_gguf, resolve_gguf
+from cejudge_dspy.backbones._model_file import StatusHook, cache_dir, check_gguf, resolve_gguf
 from cejudge_dspy.backbones._options import DEFAULT_REPEAT_PENALTY, DEFAULT_TIMEOUT_S
 from cejudge_dspy.backbones._progress import watch
+from cejudge_dspy.backbones._prompt_states import keep, prompt_state_dir
 from cejudge_dspy.backbones._provider import LLAMA_SERVER, is_llama_server, register_llama_server
 from cejudge_dspy.backbones._server_lm import ServerLM
 from cejudge_dspy.backbones._slots import hold_to_slots
@@ -173,12 +174,17 @@ def _local_lm(
     reached: `llama-server/<name>` at its address, through `build_http`."""
     name = gguf_model_name(path).split("/", 1)[1]
     slots = DEFAULT_SLOTS if local.parallel is None else local.parallel
+    # Stage prefixes kept across processes (_prompt_states.py): with one slot, whose content is known.
+    states = prompt_state_dir(path, cache_dir().parent) if slots == 1 else None
     config = ServerConfig(
-        model=str(path), alias=name, slots=slots, n_ctx=local.n_ctx, repeat_penalty=local.repeat_penalty
-    )
+        model=str(path), alias=name, slots=slots, n_ctx=local.n_ctx, repeat_penalty=local.repeat_penalty,
+        states=None if states is None else str(states),
+    )  # fmt: skip
     server = local_server(config, local.on_status)
     hold_to_slots(server.api_base, slots)  # the judge's own calls queue here, not at the server (_slots.py)
     watch(server.api_base, server.pid)  # and end when it stops working, not when time passes (_progress.py)
+    if states is not None:
+        keep(server.api_base, states)
     # The decoding settings are part of the model name: DSPy's cache key sees the request, not the server,
     # and a run with another repeat penalty must never be served the other's answers. (Whether a schema was
     # sent is in the request, hence in the key.) The slots are not: each sequence decodes on its own.

@@ -13,6 +13,8 @@ How it is configured for judging (docs/measurements/local-server.md says what ea
 * a prompt cache in host memory (`cache_ram_mib`): a finished call's prompt state is kept and restored for
   the next call that shares its prefix (an item's stage calls share the signature's instructions, items that
   share an instruction share more), so shared text is computed once;
+* with one slot, each stage's prefix saved to disk and restored by the next process (`states`,
+  `_prompt_states.py`), so a new process does not compute the instructions again;
 * threads = the machine's cores; the chat template from the GGUF (jinja).
 """
 
@@ -69,6 +71,9 @@ class ServerConfig:
     # Prompt-lookup drafts (llama.cpp's ngram-simple speculative decoding): tokens copied from the prompt
     # are proposed and verified in one step; a judge's answers quote their inputs.
     draft: bool = False
+    # Where the server saves and restores slot states (`_prompt_states.py`: stage prefixes kept across
+    # processes); None: nowhere.
+    states: str | None = None
 
     def child_config(self) -> dict[str, object]:
         config = asdict(self)

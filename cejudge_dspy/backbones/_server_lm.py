@@ -20,7 +20,8 @@ package started waits for one of its slots before its clock starts (`_slots.py`)
 when that server did no work for `timeout` seconds, not when the time passed (`_progress.py`): a busy
 machine slows such a server without stopping it. The client's own timeout is then only a backstop. The
 timeout is no part of DSPy's cache key: how long one waited for an answer does not change the answer, and
-runs that differ only in `--timeout` share their cache.
+runs that differ only in `--timeout` share their cache. Around each call to a one-slot server the package
+started, holding the slot, the call's stage prefix is restored from disk or saved to it (`_prompt_states.py`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from dspy.clients.legacy_outputs import value
 from dspy.utils.callback import with_callbacks
 from dspy.utils.exceptions import LMServerError, LMTimeoutError
 
+from cejudge_dspy.backbones import _prompt_states
 from cejudge_dspy.backbones._capabilities import carry
 from cejudge_dspy.backbones._options import DEFAULT_TIMEOUT_S
 from cejudge_dspy.backbones._progress import NoProgress, watched, within
@@ -214,8 +216,12 @@ class ServerLM(dspy.LM):
         call = _prepare(self, prompt, messages, kwargs, False)
         warn_openai_messages(self, messages)
         try:  # the client's timeout ends each attempt (a sync call cannot be cut from outside)
-            with slot(self.kwargs.get("api_base")):  # waiting for a slot is not waiting on the server
+            api_base = self.kwargs.get("api_base")
+            with slot(api_base):  # waiting for a slot is not waiting on the server
+                _prompt_states.before(api_base, call.messages)
                 result = execute(self, call)
+                if not getattr(result, "cache_hit", False):
+                    _prompt_states.after(api_base, call.messages)
         except LMTimeoutError:
             raise self._timed_out() from None
         return self._checked(call, result)
@@ -231,7 +237,12 @@ class ServerLM(dspy.LM):
             await asyncio.to_thread(_load_client, self, call)
         try:
             async with aslot(api_base):
+                kept = _prompt_states.kept(api_base)  # stage prefixes saved and restored, holding the slot
+                if kept:
+                    await asyncio.to_thread(_prompt_states.before, api_base, call.messages)
                 result = await within(api_base, self.timeout_s, aexecute(self, call))
+                if kept and not getattr(result, "cache_hit", False):
+                    await asyncio.to_thread(_prompt_states.after, api_base, call.messages)
         except NoProgress:
             raise self._timed_out(idle=True) from None
         except (TimeoutError, LMTimeoutError):

@@ -38,10 +38,12 @@ from cejudge_dspy.backbones import (
 from cejudge_dspy.backbones import _builders as builders
 from cejudge_dspy.backbones import _model_file as embedded
 from cejudge_dspy.backbones import _progress as progress
+from cejudge_dspy.backbones import _prompt_states as prompt_states
 from cejudge_dspy.backbones import _slots as slots
 from cejudge_dspy.backbones import _spec_checks as backbones_spec
 from cejudge_dspy.backbones._local_server import DEFAULT_REPEAT_PENALTY, DEFAULT_SLOTS, ServerConfig
 from cejudge_dspy.backbones._model_file import resolve_gguf
+from cejudge_dspy.backbones._prompt_states import prompt_state_dir
 from cejudge_dspy.errors import BackboneError, InputError
 from tests import support
 
@@ -68,8 +70,9 @@ class FakeServer:
 def started(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[ServerConfig]]:
     """Local servers the builders asked for (none is started); and llama.cpp's server counts as installed.
 
-    The fake server's address is held to its slots and watched as a started server's is; both are forgotten
-    after the test, so that a later test's calls to that address are a user's server's."""
+    The fake server's address is held to its slots, watched and its prompt states kept, as a started
+    server's is; all are forgotten after the test, so that a later test's calls to that address are a user's
+    server's."""
     configs: list[ServerConfig] = []
 
     def fake(config: ServerConfig, on_status: Any = None) -> FakeServer:
@@ -84,6 +87,7 @@ def started(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[ServerConfig]]:
     with slots._lock, progress._lock:
         slots._gates.pop(FakeServer.API_BASE, None)
         progress._pids.pop(FakeServer.API_BASE, None)
+    prompt_states.forget(FakeServer.API_BASE)
 
 
 @pytest.fixture(autouse=True)
@@ -134,7 +138,9 @@ def test_a_gguf_spec_is_served_and_reached_as_a_llama_server_with_a_fingerprinte
     )
     lm = make_lm(f"gguf:{a}", seed=3)
     name = gguf_model_name(a).split("/", 1)[1]
-    assert started[-1] == ServerConfig(model=str(a), alias=name, slots=DEFAULT_SLOTS)
+    # One slot, whose content is known: its stage prefixes are saved and restored (_prompt_states.py).
+    states = str(prompt_state_dir(a, tmp_path / "cache"))
+    assert started[-1] == ServerConfig(model=str(a), alias=name, slots=DEFAULT_SLOTS, states=states)
     # Reached as any llama.cpp server a user runs: its provider, its address, the same scorer.
     assert lm.model == f"llama-server/{name}-rp1.1" and lm.kwargs["api_base"] == "http://127.0.0.1:9/v1"
     assert isinstance(capabilities(lm).scorer, ServerScorer)
@@ -147,7 +153,11 @@ def test_a_gguf_spec_is_served_and_reached_as_a_llama_server_with_a_fingerprinte
     assert lm.kwargs["rollout_id"] == cache_scope(f"local:{name}-rp1.1")
     plain = make_lm(f"gguf:{a}", repeat_penalty=1.0, parallel=1, n_ctx=2048)
     assert plain.model == f"llama-server/{name}"
-    assert started[-1] == ServerConfig(model=str(a), alias=name, slots=1, n_ctx=2048, repeat_penalty=1.0)
+    assert started[-1] == ServerConfig(
+        model=str(a), alias=name, slots=1, n_ctx=2048, repeat_penalty=1.0, states=states
+    )
+    make_lm(f"gguf:{a}", parallel=4)  # which slot holds a call is not known: nothing saved
+    assert started[-1].slots == 4 and started[-1].states is None
 
 
 def test_missing_llama_server_is_a_backbone_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -195,7 +205,10 @@ def test_the_gguf_builder_serves_the_file_and_names_the_decoding(
     local = builders.LocalOptions(n_ctx=2048, repeat_penalty=1.0, parallel=1)
     served = builders.build_gguf(path, local, COMMON, 2)
     name = gguf_model_name(path).split("/", 1)[1]
-    assert started == [ServerConfig(model=str(path), alias=name, slots=1, n_ctx=2048, repeat_penalty=1.0)]
+    states = str(prompt_state_dir(path, tmp_path / "cache"))
+    assert started == [
+        ServerConfig(model=str(path), alias=name, slots=1, n_ctx=2048, repeat_penalty=1.0, states=states)
+    ]
     assert served.model == f"llama-server/{name}" and served.num_retries == 2 and served.kwargs["seed"] == 9
     default = builders.build_gguf(str(path), builders.LocalOptions(), COMMON, 0)
     assert started[-1].slots == DEFAULT_SLOTS and started[-1].repeat_penalty == DEFAULT_REPEAT_PENALTY
