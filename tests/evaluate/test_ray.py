@@ -58,7 +58,7 @@ from cejudge_dspy.runs import read_records  # noqa: E402
 from tests.support.bad_inputs import ROW  # noqa: E402
 from tests.support.gated_server import MODEL as GATED  # noqa: E402
 from tests.support.gated_server import GatedServer  # noqa: E402
-from tests.support.interrupt import CTRL_C_LIMIT_S, interrupt_when  # noqa: E402
+from tests.support.interrupt import CTRL_C_LIMIT_S, READY_GUARD_S, interrupt_when  # noqa: E402
 
 pytestmark = pytest.mark.ray
 CLI = [sys.executable, "-c", "import sys; from cejudge_dspy.cli._app import main; sys.exit(main())"]
@@ -215,7 +215,7 @@ def test_killing_a_worker_mid_run_loses_and_duplicates_nothing(
         )
 
         async def until(condition: Any, what: str) -> None:
-            deadline = time.monotonic() + 120
+            deadline = time.monotonic() + READY_GUARD_S  # a guard against a hang, not a time limit
             while not condition():
                 assert not task.done(), task.exception() if task.done() else what
                 assert time.monotonic() < deadline, f"gave up waiting for {what}"
@@ -226,7 +226,7 @@ def test_killing_a_worker_mid_run_loses_and_duplicates_nothing(
         os.kill(progress.workers["w1"].pid, signal.SIGKILL)  # the worker process, not the driver
         await until(lambda: progress.workers["w1"].lost == 1, "the driver to count w1's death")
         gated.open()
-        return await asyncio.wait_for(task, timeout=120)
+        return await asyncio.wait_for(task, timeout=READY_GUARD_S)
 
     written = asyncio.run(run())
     assert progress.workers["w1"].lost == 1
