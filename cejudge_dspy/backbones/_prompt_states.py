@@ -2,8 +2,8 @@
 
 The calls of one stage share a long prefix: the signature's instructions, fields and format, in the system
 message (about 2,000 of the README pair's 2,550 prompt tokens). Within a process the server's host-memory
-prompt cache (`cache_ram_mib`) keeps it, but every new process computed every prefix again: about 3,800
-prompt tokens for one paragraph-length pair, at about 50 ms a token on 2 cores
+prompt cache (`cache_ram_mib`) keeps it, but every new process computed every prefix again: 1,699 of the
+3,762 prompt tokens one paragraph-length pair evaluated, at about 50 ms a token on 2 cores
 (docs/measurements/local-server.md). The in-process engine before the server road kept them on disk;
 llama.cpp's server can too (`--slot-save-path`, `POST /slots/0?action=save|restore`). For a server the package
 started with one slot, `ServerLM` calls `before` and `after` around each call, holding the slot:
@@ -79,10 +79,18 @@ _lock = threading.Lock()
 
 def keep(api_base: str, directory: Path) -> None:
     """From now on, the stage prefixes of calls to the one-slot server at `api_base` (which was started
-    with `directory` as its slot save path) are kept in `directory` and restored from it."""
-    directory.mkdir(parents=True, exist_ok=True)
+    with `directory` as its slot save path) are kept in `directory` and restored from it.
+
+    The same server reached again by another LM keeps what this process restored and saved. A directory
+    that cannot be made (a read-only cache) keeps nothing: the calls compute their prefixes as before."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return
     with _lock:
-        _stores[api_base] = _Store(directory, api_base.removesuffix("/v1"))
+        store = _stores.get(api_base)
+        if store is None or store.directory != directory:
+            _stores[api_base] = _Store(directory, api_base.removesuffix("/v1"))
 
 
 def forget(api_base: str) -> None:

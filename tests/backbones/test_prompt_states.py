@@ -85,7 +85,8 @@ def test_a_prefix_is_saved_after_its_first_call_and_restored_by_the_next_process
     states.after(fake.api_base, SYSTEM)
     assert len(fake.requests) == 1  # once a process: the server's own cache holds it from then on
 
-    states.keep(fake.api_base, fake.directory)  # the next process
+    states.forget(fake.api_base)  # the next process: nothing seen yet
+    states.keep(fake.api_base, fake.directory)
     fake.requests.clear()
     states.before(fake.api_base, SYSTEM)
     # The slot's prompt is parked in the host-memory cache first, then the state restored into the slot.
@@ -102,6 +103,22 @@ def test_a_state_that_fails_to_restore_is_deleted_and_the_call_goes_on(fake: Fak
     states.keep(fake.api_base, fake.directory)
     states.before(fake.api_base, SYSTEM)
     assert not (fake.directory / f"{key}.bin").exists()
+
+
+def test_the_same_server_reached_again_keeps_what_was_restored_and_an_unwritable_folder_keeps_nothing(
+    fake: FakeSlots, tmp_path: Path
+) -> None:
+    (fake.directory / f"{states.prefix_key(SYSTEM)}.bin").write_bytes(b"state")
+    states.keep(fake.api_base, fake.directory)
+    states.before(fake.api_base, SYSTEM)
+    states.keep(fake.api_base, fake.directory)  # another LM for the same server (make_lm again)
+    states.before(fake.api_base, SYSTEM)
+    assert [r[0] for r in fake.requests] == ["/completion", "/slots/0 restore"]  # restored once
+    states.forget(fake.api_base)
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    states.keep(fake.api_base, blocked / "states")  # cannot be made: nothing kept, no error
+    assert not states.kept(fake.api_base)
 
 
 def test_calls_without_a_system_message_or_to_other_servers_are_left_alone(fake: FakeSlots) -> None:
