@@ -17,9 +17,9 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import dspy
-import httpx
 import pytest
 
+from benchmarks.bench_local_server import evaluated_tokens
 from cejudge_dspy.backbones import _prompt_states as states
 from tests.support.llama_server import llama_server_available
 
@@ -166,14 +166,6 @@ class Verdict(dspy.Signature):
     correct: bool = dspy.OutputField(desc="whether the answer is correct")
 
 
-def _evaluated(api_base: str) -> int:
-    text = httpx.get(api_base.removesuffix("/v1") + "/metrics", timeout=30).text
-    for line in text.splitlines():
-        if line.startswith("llamacpp:prompt_tokens_total"):
-            return int(float(line.rpartition(" ")[2]))
-    raise AssertionError(f"no prompt token counter in /metrics: {text[:200]}")
-
-
 @pytest.mark.slow
 def test_a_second_server_reads_a_stage_prefix_the_first_computed(tmp_path: Path) -> None:
     """Two servers one after the other with one save directory, as two processes: the second evaluates only
@@ -199,10 +191,10 @@ def test_a_second_server_reads_a_stage_prefix_the_first_computed(tmp_path: Path)
             hold_to_slots(api_base, 1)
             states.keep(api_base, tmp_path)
             lm = make_lm(f"llama-server/{alias}", api_base=api_base, cache=False)
-            before = _evaluated(api_base)
+            before = evaluated_tokens(api_base)[0]
             with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
                 verdicts.append(dspy.Predict(Verdict)(question=question, answer=answer).correct)
-            evaluated.append(_evaluated(api_base) - before)
+            evaluated.append(evaluated_tokens(api_base)[0] - before)
         finally:
             states.forget(api_base)
             server.stop()
