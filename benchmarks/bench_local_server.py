@@ -14,7 +14,6 @@ server with one setting changed from the package's defaults (`base`):
   `openai/NAME`, which DSPy knows no schema support for), so nothing is grammar-constrained;
 * `one-thread`: one thread instead of the machine's cores;
 * `spin`: waiting threads spin (llama.cpp's default `poll` 50 and OpenMP's default wait) instead of sleeping;
-* `draft`: prompt-lookup drafts (llama.cpp's ngram-simple speculative decoding) verified in one step.
 
 Every variant judges the same first N obvious pairs (`benchmarks/obvious/pairwise.jsonl`) with the chosen
 method at the chosen concurrency, DSPy's cache off, on a server of its own started before the clock (and a
@@ -49,7 +48,6 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "no-schema": {"schema": False},
     "one-thread": {"threads": 1},
     "spin": {"spin": True},
-    "draft": {"draft": True},
 }
 
 

@@ -68,9 +68,6 @@ class ServerConfig:
     # thread takes a core from whatever else runs, and on a shared machine its decode steps then stall
     # behind descheduled threads (measured: docs/measurements/local-server.md).
     spin: bool = False
-    # Prompt-lookup drafts (llama.cpp's ngram-simple speculative decoding): tokens copied from the prompt
-    # are proposed and verified in one step; a judge's answers quote their inputs.
-    draft: bool = False
     # Where the server saves and restores slot states (`_prompt_states.py`: stage prefixes kept across
     # processes); None: nowhere.
     states: str | None = None

@@ -41,8 +41,6 @@ def _params(config: dict) -> object:
     p.endpoint_metrics = config["metrics"]
     if config["states"]:  # llama.cpp joins this and a file name as strings: it must end with a separator
         p.slot_save_path = os.path.join(config["states"], "")
-    if config["draft"]:
-        p.speculative.types = [xllamacpp.common_speculative_type.COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE]
     return p
 
 
