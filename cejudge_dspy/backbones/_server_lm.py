@@ -165,10 +165,11 @@ class ServerLM(dspy.LM):
     timeout_s: float = DEFAULT_TIMEOUT_S
     _client_ready: bool = False  # its client library is loaded (_load_client)
     # Whether DSPy's JSON adapter sends the server a JSON schema: None, as DSPy reads the model string; for
-    # llama.cpp's server (which takes one) only when asked (`constrained`), the in-process engine's default
-    # before it: a schema becomes a grammar, and where the model strays from it llama.cpp filters the whole
-    # vocabulary at that token (4-5x slower per token in-process, docs/measurements/speed-and-cost.md; no
-    # slower for the direct judge on the server, docs/measurements/local-server.md).
+    # llama.cpp's server (which takes one) only when asked (`constrained`), as the former in-process engine
+    # constrained only when asked: a schema becomes a grammar, and where the model strays from it llama.cpp
+    # filters the whole vocabulary at that token (4-5x slower per token in-process,
+    # docs/measurements/speed-and-cost.md; no slower for the direct judge on the server,
+    # docs/measurements/local-server.md).
     send_schema: bool | None = None
 
     @property

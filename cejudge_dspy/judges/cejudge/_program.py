@@ -153,7 +153,7 @@ class CEJudgeProgram(dspy.Module):
             return text
 
         # Each checklist starts as soon as its own two inputs are in, not when the slowest first-stage
-        # call ends: on the batched engine its prompt is then read beside the calls still decoding.
+        # call ends: a server with free slots then reads its prompt beside the calls still decoding.
         ic_, it_, rc_, rt_ = (
             asyncio.ensure_future(stage)
             for stage in (

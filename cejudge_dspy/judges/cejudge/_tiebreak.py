@@ -4,8 +4,9 @@ On the embedded 1.5B backbone the graded judgment calls both responses of many o
 and separates them by a few hundredths of an expected grade (docs/measurements/embedded-obvious-items.md:
 21 of 60 pairs within 0.05 of p(A) = 0.5, and every verdict that changed between two engines or
 two runs was among them). Such a pair is decided by the last bits of a decode, not by the judge. The same
-model, asked how likely each response is as *its own answer* to the instruction (one forward pass each,
-nothing generated: the engine's `answer_logprobs`), tells "15" from "16" for "8 + 7" at once. So within
+model, asked how likely each response is as *its own answer* to the instruction (the backbone's scorer:
+on llama.cpp's server the text forced token by token, `backbones._http_scoring`), tells "15" from "16" for
+"8 + 7" at once. So within
 `grade_margin` of each other the grades leave the pair to a tie-breaker:
 
 - `likelihood` (default): p(A) = sigmoid(mean token log probability of A - that of B), the two texts
@@ -83,8 +84,8 @@ def likelihood_preference(
 ) -> LikelihoodPreference:
     """Both responses scored by `score` as answers to `instruction` (one user turn, as a user asked it)."""
     messages = [{"role": "user", "content": instruction}]
-    # Both at once: the batched engine then reads the two texts in the same decode calls, and its second
-    # job starts from the instruction's prefix (a serial scorer takes them one after the other anyway).
+    # Both at once: a server with more than one slot scores them side by side (with one slot, as by default,
+    # they queue, and the second starts from the instruction's prefix the first left in the slot).
     with ThreadPoolExecutor(max_workers=2) as pool:
         pending = {
             name: pool.submit(score, messages, text) for name, text in (("a", response_a), ("b", response_b))

@@ -66,7 +66,7 @@ def test_likelihood_preference_scores_both_responses_as_answers_to_the_instructi
 
 
 def test_both_responses_are_scored_at_once() -> None:
-    """The batched engine reads both texts in the same decode calls only if both jobs are in flight."""
+    """A server with several slots scores both texts side by side only if both calls are in flight."""
     both_in = threading.Barrier(2, timeout=10)  # broken (an error) if the second call never comes meanwhile
 
     def score(messages: list[dict[str, str]], answer: str) -> list[float]:
