@@ -14,8 +14,9 @@ and printing may change without breaking the record. `--record` is opt-in, so a 
 the docs; `--record FILE` writes elsewhere.
 
 An entry: `date` (UTC, ISO 8601), `host` (CPU model, cores, load average at the end of the run, platform),
-`versions` (Python, DSPy, llama-cpp-python), `commit` (short hash, `dirty` when the tree had changes),
-`command` (exactly as run), `note` (optional markdown) and `tables`: each a `title`, `columns`,
+`versions` (Python, DSPy, xllamacpp; entries before issue 46: llama-cpp-python), `commit` (short hash,
+`dirty` when the tree had changes), `command` (exactly as run), `note` (optional markdown) and `tables`:
+each a `title`, `columns`,
 `formats` (one per column: a `str.format` template for numbers, "" as is; a list of numbers, such as a
 CI's two ends, is one cell its template formats together), `align` (optional: "l" or "r" per column) and
 `rows` (lists of numbers, strings or null). An entry may also carry a `title` (after the date in its
