@@ -6,8 +6,7 @@ and separates them by a few hundredths of an expected grade (docs/measurements/e
 two runs was among them). Such a pair is decided by the last bits of a decode, not by the judge. The same
 model, asked how likely each response is as *its own answer* to the instruction (the backbone's scorer:
 on llama.cpp's server the text forced token by token, `backbones._http_scoring`), tells "15" from "16" for
-"8 + 7" at once. So within
-`grade_margin` of each other the grades leave the pair to a tie-breaker:
+"8 + 7" at once. So within `grade_margin` of each other the grades leave the pair to a tie-breaker:
 
 - `likelihood` (default): p(A) = sigmoid(mean token log probability of A - that of B), the two texts
   scored as answers to the instruction (with the end of their turn). Per token, so a long answer is not
